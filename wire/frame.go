@@ -1,0 +1,119 @@
+package wire
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+)
+
+// Record is any jute record: it appends its encoding and decodes itself.
+type Record interface {
+	Append(dst []byte) []byte
+	Decode(src []byte) (int, error)
+}
+
+// StartFrame reserves room for a frame's 4-byte length prefix at the end of
+// dst and returns the extended slice and the prefix's offset, to be passed to
+// EndFrame once the frame's payload has been appended.
+func StartFrame(dst []byte) ([]byte, int) {
+	return append(dst, 0, 0, 0, 0), len(dst)
+}
+
+// EndFrame writes the length of the payload appended since StartFrame into
+// the reserved prefix at offset start.
+func EndFrame(dst []byte, start int) []byte {
+	binary.BigEndian.PutUint32(dst[start:], uint32(len(dst)-start-4))
+	return dst
+}
+
+// FrameLengthError reports a frame whose length prefix is negative or above
+// the reader's limit. errors.Is(err, ErrFrameTooLarge) is true for it. The
+// raw Length lets a server recognise a four-letter word, whose four ASCII
+// bytes read as a large length.
+type FrameLengthError struct {
+	Length int32
+	Max    int
+}
+
+func (e *FrameLengthError) Error() string {
+	return fmt.Sprintf("wire: frame length %d out of range [0, %d]", e.Length, e.Max)
+}
+
+// Is makes errors.Is(err, ErrFrameTooLarge) hold.
+func (e *FrameLengthError) Is(target error) bool { return target == ErrFrameTooLarge }
+
+// FrameReader reads length-prefixed frames from a stream through its own
+// buffer. The limit is checked on the length prefix before any payload is
+// read or any room is allocated for it.
+type FrameReader struct {
+	r          io.Reader
+	max        int
+	buf        []byte // buf[start:end] holds bytes read but not yet returned
+	start, end int
+}
+
+// NewFrameReader returns a FrameReader that refuses frames longer than max bytes.
+func NewFrameReader(r io.Reader, max int) *FrameReader {
+	return &FrameReader{r: r, max: max, buf: make([]byte, 64*1024)}
+}
+
+// Buffered reports how many bytes have been read from the stream but not yet
+// returned as frames. A server uses it to flush replies only when no further
+// request is already waiting.
+func (fr *FrameReader) Buffered() int { return fr.end - fr.start }
+
+// fill makes at least n bytes available in buf[start:end], growing or
+// compacting the buffer as needed.
+func (fr *FrameReader) fill(n int) error {
+	if fr.end-fr.start >= n {
+		return nil
+	}
+	if n > len(fr.buf) {
+		nb := make([]byte, max(n, 2*len(fr.buf)))
+		fr.end = copy(nb, fr.buf[fr.start:fr.end])
+		fr.start, fr.buf = 0, nb
+	} else if fr.start+n > len(fr.buf) {
+		fr.end = copy(fr.buf, fr.buf[fr.start:fr.end])
+		fr.start = 0
+	}
+	for fr.end-fr.start < n {
+		m, err := fr.r.Read(fr.buf[fr.end:])
+		fr.end += m
+		if err != nil {
+			if fr.end-fr.start >= n {
+				return nil
+			}
+			if err == io.EOF && fr.end > fr.start {
+				return io.ErrUnexpectedEOF
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// Next returns the next frame's payload. The slice is only valid until the
+// next call. At a clean end of stream between frames it returns io.EOF; a
+// stream that ends inside a frame gives io.ErrUnexpectedEOF; a length prefix
+// out of range gives a *FrameLengthError and leaves the stream unusable.
+func (fr *FrameReader) Next() ([]byte, error) {
+	if err := fr.fill(4); err != nil {
+		return nil, err
+	}
+	n := int32(binary.BigEndian.Uint32(fr.buf[fr.start:]))
+	if n < 0 || int(n) > fr.max {
+		return nil, &FrameLengthError{Length: n, Max: fr.max}
+	}
+	if err := fr.fill(4 + int(n)); err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, err
+	}
+	p := fr.buf[fr.start+4 : fr.start+4+int(n)]
+	fr.start += 4 + int(n)
+	if fr.start == fr.end {
+		fr.start, fr.end = 0, 0
+	}
+	return p, nil
+}
