@@ -16,8 +16,9 @@ var (
 	ErrFrameTooLarge = errors.New("wire: frame length out of range")
 	// ErrUnknownOp means a request carries an opcode this package has no record for.
 	ErrUnknownOp = errors.New("wire: unknown opcode")
-	// ErrBadMulti means a multi request is malformed: a sub-op of the wrong kind,
-	// an invalid create flag in it, or a missing terminator.
+	// ErrBadMulti means a multi request or reply is malformed: a sub-op or
+	// result of the wrong kind, a create sub-op with a TTL flag but no TTL, or
+	// a missing terminator.
 	ErrBadMulti = errors.New("wire: malformed multi")
 )
 
