@@ -1,0 +1,289 @@
+package raftfsm
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/zkraft/zkraft/tree"
+	"github.com/zkraft/zkraft/wire"
+)
+
+// Session is a replicated session: every member knows every session, its
+// negotiated timeout and its password.
+type Session struct {
+	ID      int64
+	Timeout int32 // negotiated, ms
+	Passwd  []byte
+}
+
+// Result is what applying one command did.
+type Result struct {
+	Index   uint64   // the Raft log index, which is also the zxid
+	Command *Command // the applied command
+	// Code is the reply header's error code: OK, or why the write failed.
+	// A multi's code is OK even when one of its ops failed.
+	Code wire.Code
+	// Resp is the reply body, nil for header-only replies.
+	Resp wire.Record
+	// Triggers are the watch triggers fired, in order.
+	Triggers []tree.Trigger
+}
+
+// Observer hears of every applied command and restore. Its methods run
+// synchronously inside Apply and Restore, with the FSM's write lock held, so
+// they must not block and must not call back into the FSM; they may read the
+// tree passed to them.
+type Observer interface {
+	// Applied is called after a command is applied, in log order.
+	Applied(t *tree.Tree, r *Result)
+	// Restored is called after a snapshot replaced the whole state.
+	Restored(t *tree.Tree)
+}
+
+// FSM is the replicated state machine: a znode tree and a session table.
+// It implements raft.FSM and raft.BatchingFSM.
+type FSM struct {
+	mu       sync.RWMutex // guards tree, sessions, and the observer's calls
+	tree     *tree.Tree
+	sessions map[int64]*Session
+
+	lastZxid atomic.Int64
+	obs      Observer
+}
+
+// New returns an FSM holding a fresh tree and no sessions. obs may be nil.
+func New(obs Observer) *FSM {
+	return &FSM{tree: tree.New(), sessions: make(map[int64]*Session), obs: obs}
+}
+
+var (
+	_ raft.FSM         = (*FSM)(nil)
+	_ raft.BatchingFSM = (*FSM)(nil)
+)
+
+// LastZxid returns the zxid (log index) of the last applied command.
+func (f *FSM) LastZxid() int64 { return f.lastZxid.Load() }
+
+// Read runs fn with the tree under the read lock: no command is applied
+// while fn runs, so a read and the watch it registers are atomic with
+// respect to the writes that would trigger it. fn must not keep the tree.
+func (f *FSM) Read(fn func(t *tree.Tree)) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	fn(f.tree)
+}
+
+// Session returns a replicated session.
+func (f *FSM) Session(id int64) (Session, bool) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	s := f.sessions[id]
+	if s == nil {
+		return Session{}, false
+	}
+	return *s, true
+}
+
+// Sessions returns every replicated session, ordered by id.
+func (f *FSM) Sessions() []Session {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	out := make([]Session, 0, len(f.sessions))
+	for _, s := range f.sessions {
+		out = append(out, *s)
+	}
+	slices.SortFunc(out, func(a, b Session) int { return cmpInt64(a.ID, b.ID) })
+	return out
+}
+
+func cmpInt64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// Apply applies one log entry.
+func (f *FSM) Apply(l *raft.Log) any {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.applyLocked(l)
+}
+
+// ApplyBatch applies several log entries under one lock acquisition.
+func (f *FSM) ApplyBatch(logs []*raft.Log) []any {
+	out := make([]any, len(logs))
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i, l := range logs {
+		out[i] = f.applyLocked(l)
+	}
+	return out
+}
+
+func (f *FSM) applyLocked(l *raft.Log) any {
+	if l.Type != raft.LogCommand {
+		return nil
+	}
+	cmd := new(Command)
+	if err := cmd.Decode(l.Data); err != nil {
+		panic(fmt.Sprintf("raftfsm: log index %d: %v", l.Index, err))
+	}
+	handler := handlers[cmd.Type&^Ignorable]
+	if handler == nil {
+		if cmd.Type&Ignorable != 0 {
+			return nil
+		}
+		panic(fmt.Sprintf("raftfsm: log index %d: unknown command type %d", l.Index, cmd.Type))
+	}
+	res := &Result{Index: l.Index, Command: cmd}
+	zxid := int64(l.Index)
+	handler(f, cmd, zxid, res)
+	f.lastZxid.Store(zxid)
+	if f.obs != nil {
+		f.obs.Applied(f.tree, res)
+	}
+	return res
+}
+
+var handlers = map[Type]func(f *FSM, c *Command, zxid int64, res *Result){
+	TypeRequest:       (*FSM).applyRequest,
+	TypeCreateSession: (*FSM).applyCreateSession,
+	TypeCloseSession:  (*FSM).applyCloseSession,
+	TypeReap:          (*FSM).applyReap,
+}
+
+func (f *FSM) context(c *Command, zxid int64) *tree.Context {
+	return &tree.Context{Zxid: zxid, Time: c.Time, Session: c.Session, Auth: c.Auth, ExtendedTypes: c.ExtendedTypes}
+}
+
+func (f *FSM) applyCreateSession(c *Command, _ int64, res *Result) {
+	if c.Session == 0 || f.sessions[c.Session] != nil {
+		res.Code = wire.CodeNodeExists
+		return
+	}
+	f.sessions[c.Session] = &Session{ID: c.Session, Timeout: c.Timeout, Passwd: c.Passwd}
+}
+
+func (f *FSM) applyCloseSession(c *Command, zxid int64, res *Result) {
+	if f.sessions[c.Session] == nil {
+		res.Code = wire.CodeSessionExpired
+		return
+	}
+	ctx := f.context(c, zxid)
+	f.tree.CloseSession(ctx, c.Session)
+	delete(f.sessions, c.Session)
+	res.Triggers = ctx.Triggers
+}
+
+func (f *FSM) applyReap(c *Command, zxid int64, res *Result) {
+	ctx := f.context(c, zxid)
+	res.Code = f.tree.DeleteContainer(ctx, c.Path)
+	res.Triggers = ctx.Triggers
+}
+
+// applyRequest applies a client's write. Its session must still exist (a
+// closed or expired session gets SESSIONEXPIRED, as ZooKeeper answers a
+// closing session's requests); a
+// body that does not decode is MARSHALLINGERROR, as ZooKeeper answers.
+func (f *FSM) applyRequest(c *Command, zxid int64, res *Result) {
+	if f.sessions[c.Session] == nil {
+		res.Code = wire.CodeSessionExpired
+		return
+	}
+	rec, ok := wire.RequestFor(c.Op)
+	if !ok || rec == nil {
+		res.Code = wire.CodeUnimplemented
+		return
+	}
+	if _, err := rec.Decode(c.Body); err != nil {
+		res.Code = wire.CodeMarshallingError
+		return
+	}
+	ctx := f.context(c, zxid)
+	res.Code, res.Resp = f.write(ctx, c.Op, rec)
+	res.Triggers = ctx.Triggers
+}
+
+func (f *FSM) write(ctx *tree.Context, op wire.Op, rec wire.Record) (wire.Code, wire.Record) {
+	switch r := rec.(type) {
+	case *wire.CreateRequest:
+		return f.create(ctx, tree.CreateArgs{Op: op, Path: r.Path, Data: r.Data, ACL: r.ACL, Flags: r.Flags, TTL: -1})
+	case *wire.CreateTTLRequest:
+		return f.create(ctx, tree.CreateArgs{Op: op, Path: r.Path, Data: r.Data, ACL: r.ACL, Flags: r.Flags, TTL: r.TTL})
+	case *wire.DeleteRequest:
+		return f.tree.Delete(ctx, r.Path, r.Version), nil
+	case *wire.SetDataRequest:
+		return statReply(f.tree.SetData(ctx, r.Path, r.Data, r.Version))
+	case *wire.SetACLRequest:
+		return statReply(f.tree.SetACL(ctx, r.Path, r.ACL, r.Version))
+	case *wire.MultiRequest:
+		if r.Read {
+			return wire.CodeMarshallingError, nil
+		}
+		return wire.CodeOK, &wire.MultiResponse{Results: f.tree.Multi(ctx, r.Ops)}
+	case *wire.PathRequest:
+		if op == wire.OpDeleteContainer {
+			// ZooKeeper 3.8 reads a client's deleteContainer body as a raw
+			// UTF-8 path, length prefix and all, so the NULs in it always
+			// make it BADARGUMENTS. Only the leader's reaper (TypeReap)
+			// deletes containers.
+			return wire.CodeBadArguments, nil
+		}
+	case *wire.CheckVersionRequest:
+		// A check outside a multi: ZooKeeper 3.8.0 runs it as a write, so a
+		// failing one gets its code; a passing one gets OK here (ZooKeeper
+		// 3.8.0 hits a NullPointerException and never answers it).
+		return f.tree.CheckVersion(ctx, r.Path, r.Version), nil
+	case *wire.ReconfigRequest:
+		return wire.CodeReconfigDisabled, nil
+	}
+	return wire.CodeUnimplemented, nil
+}
+
+func (f *FSM) create(ctx *tree.Context, a tree.CreateArgs) (wire.Code, wire.Record) {
+	path, st, code := f.tree.Create(ctx, a)
+	switch {
+	case code != wire.CodeOK:
+		return code, nil
+	case a.Op == wire.OpCreate:
+		return code, &wire.CreateResponse{Path: path}
+	}
+	return code, &wire.Create2Response{Path: path, Stat: st}
+}
+
+func statReply(st wire.Stat, code wire.Code) (wire.Code, wire.Record) {
+	if code != wire.CodeOK {
+		return code, nil
+	}
+	return code, &wire.StatResponse{Stat: st}
+}
+
+// Check verifies the state's invariants: the tree's own (tree.Check), and
+// that every ephemeral node's owner is a live session.
+func (f *FSM) Check() error {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	err := f.tree.Check()
+	for _, owner := range f.tree.Owners() {
+		if f.sessions[owner] == nil {
+			err = errors.Join(err, fmt.Errorf("ephemerals owned by unknown session %#x", owner))
+		}
+	}
+	return err
+}
+
+// Digest returns the tree's order-independent digest (tree.Tree.Digest).
+func (f *FSM) Digest() uint64 {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.tree.Digest()
+}

@@ -1,0 +1,138 @@
+package raftfsm
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/zkraft/zkraft/tree"
+	"github.com/zkraft/zkraft/wire"
+)
+
+// ErrBadSnapshot means a snapshot is not one this package wrote, or is cut short.
+var ErrBadSnapshot = errors.New("raftfsm: bad snapshot")
+
+const (
+	snapshotMagic   = "ZKRAFT"
+	snapshotVersion = 1
+)
+
+// fsmSnapshot is a captured state, written out by Persist while the FSM goes on.
+type fsmSnapshot struct {
+	lastZxid int64
+	sessions []Session
+	tree     *tree.Snapshot
+}
+
+// Snapshot captures the state. It runs between applies (hashicorp/raft calls
+// it on the FSM goroutine) and only copies; Persist does the writing.
+func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	s := &fsmSnapshot{lastZxid: f.lastZxid.Load(), tree: f.tree.Snapshot()}
+	s.sessions = make([]Session, 0, len(f.sessions))
+	for _, sess := range f.sessions {
+		s.sessions = append(s.sessions, *sess)
+	}
+	return s, nil
+}
+
+// Persist writes the snapshot: a versioned header with the last zxid, the
+// sessions, then the tree. On any error the sink is cancelled.
+func (s *fsmSnapshot) Persist(sink raft.SnapshotSink) error {
+	if err := s.writeTo(sink); err != nil {
+		_ = sink.Cancel()
+		return fmt.Errorf("persist snapshot: %w", err)
+	}
+	return sink.Close()
+}
+
+func (s *fsmSnapshot) writeTo(w io.Writer) error {
+	if _, err := w.Write(s.header()); err != nil {
+		return err
+	}
+	_, err := s.tree.WriteTo(w)
+	return err
+}
+
+// header encodes everything before the tree as one length-prefixed block.
+func (s *fsmSnapshot) header() []byte {
+	b, start := wire.StartFrame(nil)
+	b = append(b, snapshotMagic...)
+	b = append(b, snapshotVersion)
+	b = wire.AppendLong(b, s.lastZxid)
+	b = wire.AppendInt(b, int32(len(s.sessions)))
+	for _, sess := range s.sessions {
+		b = wire.AppendLong(b, sess.ID)
+		b = wire.AppendInt(b, sess.Timeout)
+		b = wire.AppendBuffer(b, sess.Passwd)
+	}
+	return wire.EndFrame(b, start)
+}
+
+// Release is a no-op: the captured state is garbage collected.
+func (s *fsmSnapshot) Release() {}
+
+// Restore replaces the whole state with a snapshot written by Persist. The
+// new state is built aside and swapped in under the lock; on error the old
+// state stays.
+func (f *FSM) Restore(rc io.ReadCloser) error {
+	defer rc.Close()
+	br := bufio.NewReaderSize(rc, 64<<10)
+	lastZxid, sessions, err := readHeader(br)
+	if err != nil {
+		return err
+	}
+	t, err := tree.Restore(br)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrBadSnapshot, err)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.tree, f.sessions = t, sessions
+	f.lastZxid.Store(lastZxid)
+	if f.obs != nil {
+		f.obs.Restored(t)
+	}
+	return nil
+}
+
+// maxHeader bounds the snapshot header (sessions: 8+4+4+16 bytes each).
+const maxHeader = 1 << 30
+
+func readHeader(r io.Reader) (int64, map[int64]*Session, error) {
+	var lenBuf [4]byte
+	if _, err := io.ReadFull(r, lenBuf[:]); err != nil {
+		return 0, nil, fmt.Errorf("%w: header: %w", ErrBadSnapshot, err)
+	}
+	n := binary.BigEndian.Uint32(lenBuf[:])
+	if n > maxHeader || int(n) < len(snapshotMagic)+1 {
+		return 0, nil, fmt.Errorf("%w: header length %d", ErrBadSnapshot, n)
+	}
+	frame := make([]byte, n)
+	if _, err := io.ReadFull(r, frame); err != nil {
+		return 0, nil, fmt.Errorf("%w: header: %w", ErrBadSnapshot, err)
+	}
+	if string(frame[:len(snapshotMagic)]) != snapshotMagic || frame[len(snapshotMagic)] != snapshotVersion {
+		return 0, nil, fmt.Errorf("%w: unknown header", ErrBadSnapshot)
+	}
+	d := wire.NewDecoder(frame[len(snapshotMagic)+1:])
+	lastZxid := d.Long()
+	count := d.VectorLen(16)
+	sessions := make(map[int64]*Session, count)
+	for i := 0; i < count; i++ {
+		s := &Session{ID: d.Long(), Timeout: d.Int(), Passwd: d.Buffer()}
+		sessions[s.ID] = s
+	}
+	if err := d.Err(); err != nil {
+		return 0, nil, fmt.Errorf("%w: sessions: %w", ErrBadSnapshot, err)
+	}
+	if d.Remaining() != 0 {
+		return 0, nil, fmt.Errorf("%w: %d stray bytes after the sessions", ErrBadSnapshot, d.Remaining())
+	}
+	return lastZxid, sessions, nil
+}

@@ -1,0 +1,14 @@
+// Package tree is the znode tree with Apache ZooKeeper 3.8's semantics:
+// persistent, ephemeral, sequential, container and TTL nodes, every Stat
+// field (including the hidden child-create counter behind the visible
+// cversion), server-side path validation, ACL checks, and writes that check
+// their preconditions in the order ZooKeeper does and report which watches
+// they trigger.
+//
+// A Tree is a deterministic value: it reads no clock (time comes in through
+// Context), starts no goroutine and does no I/O except to the writers and
+// readers handed to its snapshot functions. It is not safe for concurrent
+// use; its owner (raftfsm) serialises writes and guards reads.
+//
+// It knows nothing of sockets, of whether sessions are alive, or of Raft.
+package tree

@@ -1,0 +1,192 @@
+package tree
+
+import (
+	"strings"
+
+	"github.com/zkraft/zkraft/wire"
+)
+
+// Tree is the znode tree. The zero value is not usable; call New.
+type Tree struct {
+	nodes map[string]*node
+	// ephemerals indexes each session's ephemeral nodes.
+	ephemerals map[int64]map[string]struct{}
+	// reapable holds every container and TTL node, the candidates of Reapable.
+	reapable map[string]struct{}
+	// dataSize is the sum of path and data lengths of all nodes, as
+	// ZooKeeper's approximate data size.
+	dataSize int64
+	// undo, when non-nil, collects the inverse of every mutation so that a
+	// failed multi can be rolled back.
+	undo []func()
+}
+
+// New returns a tree holding what a fresh ZooKeeper has: the root,
+// /zookeeper, /zookeeper/quota and /zookeeper/config (world-readable only,
+// aversion -1).
+func New() *Tree {
+	t := &Tree{
+		nodes:      make(map[string]*node),
+		ephemerals: make(map[int64]map[string]struct{}),
+		reapable:   make(map[string]struct{}),
+	}
+	t.addSystemNode("/", wire.OpenACLUnsafe, 0)
+	t.addSystemNode("/zookeeper", wire.OpenACLUnsafe, 0)
+	t.addSystemNode("/zookeeper/quota", wire.OpenACLUnsafe, 0)
+	t.addSystemNode("/zookeeper/config", wire.ReadACLUnsafe, -1)
+	return t
+}
+
+func (t *Tree) addSystemNode(p string, acl []wire.ACL, aversion int32) {
+	n := &node{data: []byte{}, acl: acl, aversion: aversion}
+	t.nodes[p] = n
+	t.dataSize += int64(len(p))
+	if p != "/" {
+		parent := t.nodes[parentOf(p)]
+		t.link(parent, baseName(p))
+	}
+}
+
+func (t *Tree) link(parent *node, name string) {
+	if parent.children == nil {
+		parent.children = make(map[string]struct{})
+	}
+	parent.children[name] = struct{}{}
+}
+
+// Len returns the number of znodes, the root included. (ZooKeeper's "Node
+// count" is one more, because it also stores the root under "".)
+func (t *Tree) Len() int { return len(t.nodes) }
+
+// ApproximateDataSize returns the sum of the lengths of all paths and data.
+func (t *Tree) ApproximateDataSize() int64 { return t.dataSize }
+
+// EphemeralCount returns the number of ephemeral nodes.
+func (t *Tree) EphemeralCount() int {
+	n := 0
+	for _, set := range t.ephemerals {
+		n += len(set)
+	}
+	return n
+}
+
+// Stat returns the Stat of the node at path, if it exists.
+func (t *Tree) Stat(path string) (wire.Stat, bool) {
+	n := t.nodes[path]
+	if n == nil {
+		return wire.Stat{}, false
+	}
+	return n.stat(), true
+}
+
+// Get returns a node's data and Stat for a caller with identities ids:
+// NONODE if it does not exist, NOAUTH without READ. Data is shared, not
+// copied: callers must not modify it.
+func (t *Tree) Get(path string, ids []wire.Id) ([]byte, wire.Stat, wire.Code) {
+	n := t.nodes[path]
+	if n == nil {
+		return nil, wire.Stat{}, wire.CodeNoNode
+	}
+	if !CheckACL(n.acl, wire.PermRead, ids) {
+		return nil, wire.Stat{}, wire.CodeNoAuth
+	}
+	return n.data, n.stat(), wire.CodeOK
+}
+
+// Children returns the names of a node's children, in no particular order,
+// and its Stat; NONODE or NOAUTH as Get.
+func (t *Tree) Children(path string, ids []wire.Id) ([]string, wire.Stat, wire.Code) {
+	n := t.nodes[path]
+	if n == nil {
+		return nil, wire.Stat{}, wire.CodeNoNode
+	}
+	if !CheckACL(n.acl, wire.PermRead, ids) {
+		return nil, wire.Stat{}, wire.CodeNoAuth
+	}
+	names := make([]string, 0, len(n.children))
+	for name := range n.children {
+		names = append(names, name)
+	}
+	return names, n.stat(), wire.CodeOK
+}
+
+// Exists returns a node's Stat, as ZooKeeper 3.8.0's exists: BADARGUMENTS for
+// a path with a NUL, NONODE when missing, and no ACL check.
+func (t *Tree) Exists(path string) (wire.Stat, wire.Code) {
+	if strings.IndexByte(path, 0) >= 0 {
+		return wire.Stat{}, wire.CodeBadArguments
+	}
+	n := t.nodes[path]
+	if n == nil {
+		return wire.Stat{}, wire.CodeNoNode
+	}
+	return n.stat(), wire.CodeOK
+}
+
+// ACL returns a node's ACL and Stat. The caller needs READ or ADMIN; with
+// READ but not ADMIN, digest ids are masked to "user:x" as ZooKeeper does.
+func (t *Tree) ACL(path string, ids []wire.Id) ([]wire.ACL, wire.Stat, wire.Code) {
+	n := t.nodes[path]
+	if n == nil {
+		return nil, wire.Stat{}, wire.CodeNoNode
+	}
+	if !CheckACL(n.acl, wire.PermRead|wire.PermAdmin, ids) {
+		return nil, wire.Stat{}, wire.CodeNoAuth
+	}
+	if CheckACL(n.acl, wire.PermAdmin, ids) {
+		return n.acl, n.stat(), wire.CodeOK
+	}
+	masked := make([]wire.ACL, len(n.acl))
+	for i, a := range n.acl {
+		masked[i] = a
+		if a.ID.Scheme == SchemeDigest {
+			user, _, _ := strings.Cut(a.ID.ID, ":")
+			masked[i].ID.ID = user + ":x"
+		}
+	}
+	return masked, n.stat(), wire.CodeOK
+}
+
+// AllChildrenNumber returns the number of all descendants of path; NONODE or
+// NOAUTH as Get.
+func (t *Tree) AllChildrenNumber(path string, ids []wire.Id) (int32, wire.Code) {
+	n := t.nodes[path]
+	if n == nil {
+		return 0, wire.CodeNoNode
+	}
+	if !CheckACL(n.acl, wire.PermRead, ids) {
+		return 0, wire.CodeNoAuth
+	}
+	if path == "/" {
+		return int32(len(t.nodes) - 1), wire.CodeOK
+	}
+	return int32(t.countDescendants(path, n)), wire.CodeOK
+}
+
+func (t *Tree) countDescendants(path string, n *node) int {
+	total := 0
+	for name := range n.children {
+		child := joinPath(path, name)
+		total += 1 + t.countDescendants(child, t.nodes[child])
+	}
+	return total
+}
+
+// Ephemerals returns the paths of session's ephemeral nodes that start with
+// prefix; an empty (or blank) prefix or "/" means all of them. Blank is
+// judged as Java's String.trim does (every char up to U+0020, and nothing
+// else), as ZooKeeper's getEphemerals.
+func (t *Tree) Ephemerals(session int64, prefix string) []string {
+	all := t.ephemerals[session]
+	trimmed := strings.TrimFunc(prefix, func(r rune) bool { return r <= ' ' })
+	out := make([]string, 0, len(all))
+	for p := range all {
+		if trimmed == "" || trimmed == "/" || strings.HasPrefix(p, prefix) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// HasEphemerals reports whether session owns any ephemeral node.
+func (t *Tree) HasEphemerals(session int64) bool { return len(t.ephemerals[session]) > 0 }

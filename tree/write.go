@@ -1,0 +1,394 @@
+package tree
+
+import (
+	"slices"
+
+	"github.com/zkraft/zkraft/wire"
+)
+
+// Context carries what a write needs besides its request, all of it from the
+// replicated command so that every replica decides the same way, and collects
+// the watch triggers the write fires.
+type Context struct {
+	Zxid    int64     // the zxid the change gets
+	Time    int64     // the proposer's wall clock, ms since the epoch
+	Session int64     // the calling session
+	Auth    []wire.Id // the caller's identities
+	// ExtendedTypes enables TTL nodes (zookeeper.extendedTypesEnabled).
+	ExtendedTypes bool
+	// Triggers receives the watch triggers of every change, in order.
+	Triggers []Trigger
+}
+
+// Trigger is one watch trigger: an event on a path. The watch registry
+// decides which watches it fires: NodeCreated and NodeDataChanged fire data
+// (and exist) watches, NodeChildrenChanged child watches, NodeDeleted both.
+type Trigger struct {
+	Path  string
+	Event wire.EventType
+}
+
+func (c *Context) fire(path string, ev wire.EventType) {
+	c.Triggers = append(c.Triggers, Trigger{Path: path, Event: ev})
+}
+
+// CreateArgs is a create of any of the four create opcodes.
+type CreateArgs struct {
+	Op    wire.Op // OpCreate, OpCreate2, OpCreateContainer or OpCreateTTL
+	Path  string
+	Data  []byte
+	ACL   []wire.ACL
+	Flags int32
+	TTL   int64 // OpCreateTTL only; -1 for the others, as ZooKeeper passes
+}
+
+type createMode struct {
+	kind       Kind
+	sequential bool
+	ttlMode    bool
+}
+
+func parseFlags(flags int32) (createMode, bool) {
+	switch flags {
+	case wire.FlagPersistent:
+		return createMode{kind: KindPersistent}, true
+	case wire.FlagEphemeral:
+		return createMode{kind: KindEphemeral}, true
+	case wire.FlagPersistentSequential:
+		return createMode{kind: KindPersistent, sequential: true}, true
+	case wire.FlagEphemeralSequential:
+		return createMode{kind: KindEphemeral, sequential: true}, true
+	case wire.FlagContainer:
+		return createMode{kind: KindContainer}, true
+	case wire.FlagPersistentWithTTL:
+		return createMode{kind: KindTTL, ttlMode: true}, true
+	case wire.FlagPersistentSequentialWithTTL:
+		return createMode{kind: KindTTL, sequential: true, ttlMode: true}, true
+	}
+	return createMode{}, false
+}
+
+// resolveMode applies ZooKeeper's validateCreateRequest and picks the node
+// kind the opcode makes: create and create2 with the container flag make a
+// plain persistent node, createContainer always makes a container.
+func resolveMode(c *Context, a *CreateArgs) (createMode, wire.Code) {
+	m, ok := parseFlags(a.Flags)
+	if !ok {
+		return m, wire.CodeBadArguments
+	}
+	if m.ttlMode && !c.ExtendedTypes {
+		return m, wire.CodeUnimplemented
+	}
+	if m.ttlMode && (a.TTL <= 0 || a.TTL > MaxTTL) || !m.ttlMode && a.TTL >= 0 {
+		return m, wire.CodeBadArguments
+	}
+	switch a.Op {
+	case wire.OpCreateContainer:
+		m.kind = KindContainer
+	case wire.OpCreateTTL:
+		m.kind = KindTTL
+	default:
+		if m.kind == KindContainer {
+			m.kind = KindPersistent
+		}
+	}
+	return m, wire.CodeOK
+}
+
+// Create creates a node, checking in ZooKeeper's order: flags, TTL, path
+// shape, ACL, parent existence, CREATE permission on the parent, the final
+// (sequential) path, existence, ephemeral parent. It returns the created
+// path and the new node's Stat.
+func (t *Tree) Create(c *Context, a CreateArgs) (string, wire.Stat, wire.Code) {
+	m, code := resolveMode(c, &a)
+	if code != wire.CodeOK {
+		return "", wire.Stat{}, code
+	}
+	parentPath, _, ok := splitParent(a.Path)
+	if !ok {
+		return "", wire.Stat{}, wire.CodeBadArguments
+	}
+	acl, ok := fixupACL(a.ACL, c.Auth)
+	if !ok {
+		return "", wire.Stat{}, wire.CodeInvalidACL
+	}
+	parent := t.nodes[parentPath]
+	if parent == nil {
+		return "", wire.Stat{}, wire.CodeNoNode
+	}
+	if !CheckACL(parent.acl, wire.PermCreate, c.Auth) {
+		return "", wire.Stat{}, wire.CodeNoAuth
+	}
+	path := a.Path
+	if m.sequential {
+		path += seqSuffix(parent.childCreates)
+	}
+	if !ValidPath(path) {
+		return "", wire.Stat{}, wire.CodeBadArguments
+	}
+	if t.nodes[path] != nil {
+		return "", wire.Stat{}, wire.CodeNodeExists
+	}
+	if parent.kind == KindEphemeral {
+		return "", wire.Stat{}, wire.CodeNoChildrenForEphemerals
+	}
+	if a.Op == wire.OpCreateTTL && !m.ttlMode {
+		// ZooKeeper fails to encode a TTL owner from a negative TTL here.
+		return "", wire.Stat{}, wire.CodeMarshallingError
+	}
+	n := &node{
+		data: a.Data, acl: acl, kind: m.kind,
+		czxid: c.Zxid, mzxid: c.Zxid, pzxid: c.Zxid, ctime: c.Time, mtime: c.Time,
+	}
+	switch m.kind {
+	case KindEphemeral:
+		n.owner = c.Session
+	case KindTTL:
+		n.ttl = a.TTL
+	}
+	t.insert(c, path, parentPath, parent, n)
+	return path, n.stat(), wire.CodeOK
+}
+
+// insert adds n at path under parent and fires NodeCreated and the parent's
+// NodeChildrenChanged.
+func (t *Tree) insert(c *Context, path, parentPath string, parent *node, n *node) {
+	name := baseName(path)
+	oldCreates, oldPzxid := parent.childCreates, parent.pzxid
+	t.nodes[path] = n
+	t.link(parent, name)
+	parent.childCreates++
+	parent.pzxid = max(parent.pzxid, c.Zxid)
+	t.index(path, n)
+	t.dataSize += int64(len(path) + len(n.data))
+	t.record(func() {
+		delete(t.nodes, path)
+		delete(parent.children, name)
+		parent.childCreates, parent.pzxid = oldCreates, oldPzxid
+		t.unindex(path, n)
+		t.dataSize -= int64(len(path) + len(n.data))
+	})
+	c.fire(path, wire.EventNodeCreated)
+	c.fire(parentPath, wire.EventNodeChildrenChanged)
+}
+
+// index adds a node to the ephemeral or reapable index its kind needs.
+func (t *Tree) index(path string, n *node) {
+	switch n.kind {
+	case KindEphemeral:
+		set := t.ephemerals[n.owner]
+		if set == nil {
+			set = make(map[string]struct{})
+			t.ephemerals[n.owner] = set
+		}
+		set[path] = struct{}{}
+	case KindContainer, KindTTL:
+		t.reapable[path] = struct{}{}
+	}
+}
+
+func (t *Tree) unindex(path string, n *node) {
+	switch n.kind {
+	case KindEphemeral:
+		set := t.ephemerals[n.owner]
+		delete(set, path)
+		if len(set) == 0 {
+			delete(t.ephemerals, n.owner)
+		}
+	case KindContainer, KindTTL:
+		delete(t.reapable, path)
+	}
+}
+
+// record keeps an undo step while a multi is being applied.
+func (t *Tree) record(undo func()) {
+	if t.undo != nil {
+		t.undo = append(t.undo, undo)
+	}
+}
+
+// Delete deletes a node, checking in ZooKeeper's order: path shape and
+// special paths, parent existence, DELETE permission on the parent (before
+// the node's own existence), existence, version, children.
+func (t *Tree) Delete(c *Context, path string, version int32) wire.Code {
+	parentPath, _, ok := splitParent(path)
+	if !ok || isSpecial(path) {
+		return wire.CodeBadArguments
+	}
+	parent := t.nodes[parentPath]
+	if parent == nil {
+		return wire.CodeNoNode
+	}
+	if !CheckACL(parent.acl, wire.PermDelete, c.Auth) {
+		return wire.CodeNoAuth
+	}
+	n := t.nodes[path]
+	if n == nil {
+		return wire.CodeNoNode
+	}
+	if !versionMatches(version, n.version) {
+		return wire.CodeBadVersion
+	}
+	if len(n.children) > 0 {
+		return wire.CodeNotEmpty
+	}
+	t.remove(c, path, parentPath, parent, n)
+	return wire.CodeOK
+}
+
+// remove deletes the childless node n and fires NodeDeleted and the parent's
+// NodeChildrenChanged. The parent's stored cversion does not change.
+func (t *Tree) remove(c *Context, path, parentPath string, parent, n *node) {
+	name := baseName(path)
+	oldPzxid := parent.pzxid
+	delete(t.nodes, path)
+	delete(parent.children, name)
+	parent.pzxid = max(parent.pzxid, c.Zxid)
+	t.unindex(path, n)
+	t.dataSize -= int64(len(path) + len(n.data))
+	t.record(func() {
+		t.nodes[path] = n
+		t.link(parent, name)
+		parent.pzxid = oldPzxid
+		t.index(path, n)
+		t.dataSize += int64(len(path) + len(n.data))
+	})
+	c.fire(path, wire.EventNodeDeleted)
+	c.fire(parentPath, wire.EventNodeChildrenChanged)
+}
+
+// SetData replaces a node's data: path validity, existence, WRITE, version.
+func (t *Tree) SetData(c *Context, path string, data []byte, version int32) (wire.Stat, wire.Code) {
+	if !ValidPath(path) {
+		return wire.Stat{}, wire.CodeBadArguments
+	}
+	n := t.nodes[path]
+	if n == nil {
+		return wire.Stat{}, wire.CodeNoNode
+	}
+	if !CheckACL(n.acl, wire.PermWrite, c.Auth) {
+		return wire.Stat{}, wire.CodeNoAuth
+	}
+	if !versionMatches(version, n.version) {
+		return wire.Stat{}, wire.CodeBadVersion
+	}
+	old := *n
+	t.dataSize += int64(len(data) - len(n.data))
+	n.data, n.version = data, nextVersion(n.version)
+	n.mzxid, n.mtime = c.Zxid, c.Time
+	t.record(func() {
+		t.dataSize -= int64(len(n.data) - len(old.data))
+		n.data, n.version, n.mzxid, n.mtime = old.data, old.version, old.mzxid, old.mtime
+	})
+	c.fire(path, wire.EventNodeDataChanged)
+	return n.stat(), wire.CodeOK
+}
+
+// SetACL replaces a node's ACL: path validity, ACL validity, existence,
+// ADMIN, aversion. It fires no watch and changes only the ACL and aversion.
+func (t *Tree) SetACL(c *Context, path string, acl []wire.ACL, version int32) (wire.Stat, wire.Code) {
+	if !ValidPath(path) {
+		return wire.Stat{}, wire.CodeBadArguments
+	}
+	fixed, ok := fixupACL(acl, c.Auth)
+	if !ok {
+		return wire.Stat{}, wire.CodeInvalidACL
+	}
+	n := t.nodes[path]
+	if n == nil {
+		return wire.Stat{}, wire.CodeNoNode
+	}
+	if !CheckACL(n.acl, wire.PermAdmin, c.Auth) {
+		return wire.Stat{}, wire.CodeNoAuth
+	}
+	if !versionMatches(version, n.aversion) {
+		return wire.Stat{}, wire.CodeBadVersion
+	}
+	oldACL, oldVersion := n.acl, n.aversion
+	n.acl, n.aversion = fixed, nextVersion(n.aversion)
+	t.record(func() { n.acl, n.aversion = oldACL, oldVersion })
+	return n.stat(), wire.CodeOK
+}
+
+// CheckVersion is a multi's version check: path validity, existence, READ, version.
+func (t *Tree) CheckVersion(c *Context, path string, version int32) wire.Code {
+	if !ValidPath(path) {
+		return wire.CodeBadArguments
+	}
+	n := t.nodes[path]
+	if n == nil {
+		return wire.CodeNoNode
+	}
+	if !CheckACL(n.acl, wire.PermRead, c.Auth) {
+		return wire.CodeNoAuth
+	}
+	if !versionMatches(version, n.version) {
+		return wire.CodeBadVersion
+	}
+	return wire.CodeOK
+}
+
+// DeleteContainer deletes an empty node that is not a session's ephemeral,
+// with no ACL or version check, as ZooKeeper's deleteContainer (issued by its
+// container manager for empty containers and expired TTL nodes).
+func (t *Tree) DeleteContainer(c *Context, path string) wire.Code {
+	parentPath, _, ok := splitParent(path)
+	if !ok || isSpecial(path) {
+		return wire.CodeBadArguments
+	}
+	n := t.nodes[path]
+	if n == nil {
+		return wire.CodeNoNode
+	}
+	if len(n.children) > 0 {
+		return wire.CodeNotEmpty
+	}
+	if n.kind == KindEphemeral {
+		return wire.CodeBadVersion
+	}
+	parent := t.nodes[parentPath]
+	if parent == nil {
+		return wire.CodeNoNode
+	}
+	t.remove(c, path, parentPath, parent, n)
+	return wire.CodeOK
+}
+
+// CloseSession deletes every ephemeral node of session, in path order so
+// that every replica fires the same triggers in the same order, and returns
+// their paths.
+func (t *Tree) CloseSession(c *Context, session int64) []string {
+	set := t.ephemerals[session]
+	paths := make([]string, 0, len(set))
+	for p := range set {
+		paths = append(paths, p)
+	}
+	slices.Sort(paths)
+	for _, p := range paths {
+		parentPath := parentOf(p)
+		t.remove(c, p, parentPath, t.nodes[parentPath], t.nodes[p])
+	}
+	return paths
+}
+
+// Reapable returns up to limit containers and TTL nodes that the container
+// manager should delete at time now (ms since the epoch): containers that
+// are empty and have had a child, and TTL nodes that are empty and whose
+// mtime is more than their TTL ago. The order is sorted, for repeatability.
+func (t *Tree) Reapable(now int64, limit int) []string {
+	var out []string
+	for p := range t.reapable {
+		n := t.nodes[p]
+		if len(n.children) > 0 {
+			continue
+		}
+		if n.kind == KindContainer && n.childCreates > 0 || n.kind == KindTTL && now-n.mtime > n.ttl {
+			out = append(out, p)
+		}
+	}
+	slices.Sort(out)
+	if len(out) > max(limit, 0) {
+		out = out[:max(limit, 0)]
+	}
+	return out
+}
