@@ -1,0 +1,191 @@
+// Command zkraft runs a ZooKeeper-compatible server.
+//
+//	zkraft                       serve in memory on 127.0.0.1:2181
+//	zkraft -config zoo.cfg       read ZooKeeper's zoo.cfg; flags override it
+//	zkraft -port 2182 -4lw '*'   flags alone
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/zkraft/zkraft/server"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stderr))
+}
+
+// run parses args, serves until a signal, and returns the exit status:
+// 2 for a bad flag, value or config, 1 when the server cannot start.
+func run(args []string, stderr io.Writer) int {
+	cfg, logger, err := configure(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "zkraft: %v\n", err)
+		return 2
+	}
+	srv, err := server.New(cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "zkraft: %v\n", err)
+		return 2
+	}
+	if err := srv.Start(); err != nil {
+		fmt.Fprintf(stderr, "zkraft: %v\n", err)
+		return 1
+	}
+	logger.Info("zkraft serving", "connect", srv.ConnectString(), "version", server.Version)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	<-ctx.Done()
+	stop() // a second signal now ends the process at once
+	logger.Info("shutting down")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		logger.Error("shutdown", "err", err)
+		return 1
+	}
+	return 0
+}
+
+// options are the command-line flags; a flag that is set overrides zoo.cfg.
+type options struct {
+	config, address, fourLetter, logLevel, logFormat string
+	port, maxCnxns, juteMaxBuffer, serverID          int
+	tick, minTimeout, maxTimeout, containerInterval  time.Duration
+	extendedTypes, version                           bool
+}
+
+func configure(args []string, stderr io.Writer) (server.Config, *slog.Logger, error) {
+	fs := flag.NewFlagSet("zkraft", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var o options
+	fs.StringVar(&o.config, "config", "", "ZooKeeper zoo.cfg to read (also accepted as the only argument)")
+	fs.StringVar(&o.address, "address", "", "client address to listen on (zoo.cfg clientPortAddress; default 127.0.0.1)")
+	fs.IntVar(&o.port, "port", 0, "client port (zoo.cfg clientPort; default 2181)")
+	fs.DurationVar(&o.tick, "tick-time", 0, "ZooKeeper tickTime (default 2s)")
+	fs.DurationVar(&o.minTimeout, "min-session-timeout", 0, "minimum session timeout (default 2 ticks)")
+	fs.DurationVar(&o.maxTimeout, "max-session-timeout", 0, "maximum session timeout (default 20 ticks)")
+	fs.IntVar(&o.maxCnxns, "max-client-cnxns", 0, "connections per client IP, 0 for no limit (default 60)")
+	fs.StringVar(&o.fourLetter, "4lw", "", `four-letter words to answer, comma-separated, or "*" (default srvr)`)
+	fs.IntVar(&o.juteMaxBuffer, "jute-maxbuffer", 0, "largest request frame in bytes (default 1048575)")
+	fs.BoolVar(&o.extendedTypes, "extended-types", false, "allow TTL nodes (zookeeper.extendedTypesEnabled)")
+	fs.DurationVar(&o.containerInterval, "container-check-interval", 0, "how often empty containers and expired TTL nodes are removed (default 1m)")
+	fs.IntVar(&o.serverID, "id", 0, "server id, 1..254 (default 1)")
+	fs.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fs.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
+	fs.BoolVar(&o.version, "version", false, "print the version and exit")
+	if err := fs.Parse(args); err != nil {
+		return server.Config{}, nil, err
+	}
+	if o.version {
+		fmt.Fprintln(stderr, "zkraft", server.Version)
+		return server.Config{}, nil, flag.ErrHelp
+	}
+	logger, err := newLogger(o.logLevel, o.logFormat, stderr)
+	if err != nil {
+		return server.Config{}, nil, err
+	}
+	cfg, err := baseConfig(fs, &o, logger)
+	if err != nil {
+		return cfg, nil, err
+	}
+	applyFlags(fs, &o, &cfg)
+	cfg.Logger = logger
+	return cfg, logger, cfg.Validate()
+}
+
+// baseConfig reads the zoo.cfg named by -config or the argument, if any.
+func baseConfig(fs *flag.FlagSet, o *options, logger *slog.Logger) (server.Config, error) {
+	switch {
+	case fs.NArg() > 1:
+		return server.Config{}, fmt.Errorf("unexpected arguments %q", fs.Args()[1:])
+	case fs.NArg() == 1 && o.config != "":
+		return server.Config{}, errors.New("give the config file either as -config or as the argument, not both")
+	case fs.NArg() == 1:
+		o.config = fs.Arg(0)
+	}
+	if o.config == "" {
+		return server.Config{}, nil
+	}
+	f, err := os.Open(o.config)
+	if err != nil {
+		return server.Config{}, err
+	}
+	defer f.Close()
+	cfg, unknown, err := server.ParseZooCfg(f)
+	if err != nil {
+		return cfg, err
+	}
+	for _, k := range unknown {
+		logger.Warn("zoo.cfg: ignoring a key zkraft does not use", "key", k, "file", o.config)
+	}
+	return cfg, nil
+}
+
+func applyFlags(fs *flag.FlagSet, o *options, cfg *server.Config) {
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "address", "port":
+			host, port, _ := net.SplitHostPort(cfg.ClientPortAddress)
+			if host == "" && port == "" {
+				host, port, _ = net.SplitHostPort(server.DefaultClientPortAddress)
+			}
+			if o.address != "" {
+				host = o.address
+			}
+			if f.Name == "port" {
+				port = strconv.Itoa(o.port)
+			}
+			cfg.ClientPortAddress = net.JoinHostPort(host, port)
+		case "tick-time":
+			cfg.TickTime = o.tick
+		case "min-session-timeout":
+			cfg.MinSessionTimeout = o.minTimeout
+		case "max-session-timeout":
+			cfg.MaxSessionTimeout = o.maxTimeout
+		case "max-client-cnxns":
+			cfg.MaxClientCnxns = o.maxCnxns
+			if o.maxCnxns == 0 {
+				cfg.MaxClientCnxns = -1
+			}
+		case "4lw":
+			cfg.FourLetterWords = server.ParseFourLetterWords(o.fourLetter)
+		case "jute-maxbuffer":
+			cfg.JuteMaxBuffer = o.juteMaxBuffer
+		case "extended-types":
+			cfg.ExtendedTypesEnabled = o.extendedTypes
+		case "container-check-interval":
+			cfg.ContainerCheckInterval = o.containerInterval
+		case "id":
+			cfg.ServerID = o.serverID
+		}
+	})
+}
+
+func newLogger(level, format string, w io.Writer) (*slog.Logger, error) {
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("-log-level %q: want debug, info, warn or error", level)
+	}
+	opts := &slog.HandlerOptions{Level: lvl}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("-log-format %q: want text or json", format)
+}

@@ -1,0 +1,20 @@
+package integration
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m,
+		// go-zookeeper's Conn.Close does not wait for its goroutines.
+		goleak.IgnoreTopFunction("github.com/go-zookeeper/zk.(*Conn).loop"),
+		goleak.IgnoreTopFunction("github.com/go-zookeeper/zk.(*Conn).sendLoop"),
+		goleak.IgnoreTopFunction("github.com/go-zookeeper/zk.(*Conn).recvLoop"),
+		goleak.IgnoreTopFunction("github.com/go-zookeeper/zk.(*Conn).sendSetWatches"),
+		goleak.IgnoreTopFunction("github.com/go-zookeeper/zk.(*Conn).resendZkAuth"),
+		goleak.IgnoreTopFunction("internal/poll.runtime_pollWait"),
+		goleak.IgnoreTopFunction("time.Sleep"),
+	)
+}

@@ -1,0 +1,83 @@
+package server
+
+import (
+	"time"
+
+	"github.com/zkraft/zkraft/raftfsm"
+	"github.com/zkraft/zkraft/tree"
+)
+
+type treeT = tree.Tree
+
+// Applied implements raftfsm.Observer. It runs inside the FSM's apply, under
+// its write lock and in log order: it first queues the watch notifications
+// the change fires on the watching connections, then completes this
+// member's request. So every client receives an event before any later reply
+// that shows the change, and before the writer's own reply.
+func (s *Server) Applied(_ *tree.Tree, r *raftfsm.Result) {
+	if len(r.Triggers) > 0 {
+		s.watches.fire(r.Triggers)
+	}
+	cmd := r.Command
+	switch cmd.Type {
+	case raftfsm.TypeCreateSession:
+		if r.Code == 0 {
+			s.mu.Lock()
+			s.tracker.Add(cmd.Session, time.Duration(cmd.Timeout)*time.Millisecond, time.Now())
+			s.mu.Unlock()
+		}
+	case raftfsm.TypeCloseSession:
+		if r.Code == 0 {
+			s.sessionClosed(cmd.Session)
+		}
+	}
+	if cmd.Origin == s.origin && cmd.ReqID != 0 {
+		if cb := s.pending.take(cmd.ReqID); cb != nil {
+			cb(r)
+		}
+	}
+}
+
+// sessionClosed forgets a closed session and closes its connection here,
+// once what is already queued for it has been written.
+func (s *Server) sessionClosed(id int64) {
+	s.mu.Lock()
+	s.tracker.Remove(id)
+	c := s.bySession[id]
+	s.mu.Unlock()
+	if c != nil {
+		c.finish()
+	}
+}
+
+// Restored implements raftfsm.Observer: the whole state was replaced by a
+// snapshot. Sessions are reconciled off the apply path.
+func (s *Server) Restored(*tree.Tree) {
+	s.goOwned("reconcile", s.reconcileSessions)
+}
+
+// reconcileSessions makes the tracker and the connections agree with the
+// replicated sessions after a restore: every session gets a fresh deadline,
+// and connections of sessions that no longer exist are closed.
+func (s *Server) reconcileSessions() {
+	sessions := s.fsm.Sessions()
+	alive := make(map[int64]bool, len(sessions))
+	for _, sess := range sessions {
+		alive[sess.ID] = true
+	}
+	now := time.Now()
+	s.mu.Lock()
+	var stale []*conn
+	for id, c := range s.bySession {
+		if !alive[id] {
+			stale = append(stale, c)
+		}
+	}
+	for _, sess := range sessions {
+		s.tracker.Add(sess.ID, time.Duration(sess.Timeout)*time.Millisecond, now)
+	}
+	s.mu.Unlock()
+	for _, c := range stale {
+		c.finish()
+	}
+}

@@ -1,0 +1,156 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/zkraft/zkraft/wire"
+)
+
+// Config is a server's configuration. Each field is named after the zoo.cfg
+// key it comes from where there is one; a zero value means ZooKeeper's
+// default, filled in by New (or DefaultConfig).
+type Config struct {
+	// TickTime is ZooKeeper's basic time unit (zoo.cfg tickTime): session
+	// timeouts are bounded by multiples of it and sessions expire on its
+	// boundaries. Default 2s, as in ZooKeeper's sample zoo.cfg.
+	TickTime time.Duration
+	// MinSessionTimeout and MaxSessionTimeout bound the negotiated session
+	// timeout. Defaults: 2 and 20 times TickTime.
+	MinSessionTimeout time.Duration
+	MaxSessionTimeout time.Duration
+	// ClientPortAddress is the host:port clients connect to (zoo.cfg
+	// clientPortAddress and clientPort). Default 127.0.0.1:2181; use
+	// 127.0.0.1:0 for a port chosen by the OS.
+	ClientPortAddress string
+	// MaxClientCnxns limits concurrent connections from one client IP.
+	// 0 means ZooKeeper's default of 60; negative means no limit (zoo.cfg
+	// maxClientCnxns=0).
+	MaxClientCnxns int
+	// FourLetterWords lists the four-letter words the server answers
+	// (4lw.commands.whitelist); "*" allows all. Default: srvr only. A word
+	// not listed is answered with ZooKeeper's "not in the whitelist" text.
+	FourLetterWords []string
+	// JuteMaxBuffer is the largest frame accepted from a client, in bytes
+	// (jute.maxbuffer). Default 0xfffff.
+	JuteMaxBuffer int
+	// ExtendedTypesEnabled allows TTL nodes (zookeeper.extendedTypesEnabled).
+	ExtendedTypesEnabled bool
+	// ContainerCheckInterval is how often empty containers and expired TTL
+	// nodes are looked for (znode.container.checkIntervalMs). Default 60s.
+	ContainerCheckInterval time.Duration
+	// ContainerMaxPerMinute bounds container and TTL deletions per minute
+	// (znode.container.maxPerMinute). Default 10000.
+	ContainerMaxPerMinute int
+	// ServerID is this member's id (myid); 1..254. Default 1.
+	ServerID int
+	// Logger receives the server's logs; nil discards them.
+	Logger *slog.Logger
+	// RaftTimeout is the Raft heartbeat and election timeout. Default: 5ms
+	// for a standalone server, whose single-member Raft never competes in
+	// an election.
+	RaftTimeout time.Duration
+}
+
+// Defaults.
+const (
+	DefaultTickTime               = 2 * time.Second
+	DefaultClientPortAddress      = "127.0.0.1:2181"
+	DefaultMaxClientCnxns         = 60
+	DefaultContainerCheckInterval = time.Minute
+	DefaultContainerMaxPerMinute  = 10000
+)
+
+// DefaultConfig returns a Config with every default filled in.
+func DefaultConfig() Config {
+	var c Config
+	c.setDefaults()
+	return c
+}
+
+func (c *Config) setDefaults() {
+	if c.TickTime == 0 {
+		c.TickTime = DefaultTickTime
+	}
+	if c.MinSessionTimeout == 0 {
+		c.MinSessionTimeout = 2 * c.TickTime
+	}
+	if c.MaxSessionTimeout == 0 {
+		c.MaxSessionTimeout = 20 * c.TickTime
+	}
+	if c.ClientPortAddress == "" {
+		c.ClientPortAddress = DefaultClientPortAddress
+	}
+	if c.MaxClientCnxns == 0 {
+		c.MaxClientCnxns = DefaultMaxClientCnxns
+	}
+	if c.FourLetterWords == nil {
+		c.FourLetterWords = []string{"srvr"}
+	}
+	if c.JuteMaxBuffer == 0 {
+		c.JuteMaxBuffer = wire.MaxBuffer
+	}
+	if c.ContainerCheckInterval == 0 {
+		c.ContainerCheckInterval = DefaultContainerCheckInterval
+	}
+	if c.ContainerMaxPerMinute == 0 {
+		c.ContainerMaxPerMinute = DefaultContainerMaxPerMinute
+	}
+	if c.ServerID == 0 {
+		c.ServerID = 1
+	}
+	if c.RaftTimeout == 0 {
+		c.RaftTimeout = 5 * time.Millisecond
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// Validate reports every setting that cannot work, after defaults are applied.
+func (c Config) Validate() error {
+	c.setDefaults()
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf("server: "+format, args...)) }
+	if c.TickTime < time.Millisecond {
+		bad("tickTime %v is below 1ms", c.TickTime)
+	}
+	if c.MinSessionTimeout > c.MaxSessionTimeout {
+		bad("minSessionTimeout %v is above maxSessionTimeout %v", c.MinSessionTimeout, c.MaxSessionTimeout)
+	}
+	if _, _, err := net.SplitHostPort(c.ClientPortAddress); err != nil {
+		bad("clientPortAddress %q: %w", c.ClientPortAddress, err)
+	}
+	if c.JuteMaxBuffer < 1024 {
+		bad("jute.maxbuffer %d is below 1024", c.JuteMaxBuffer)
+	}
+	if c.ServerID < 1 || c.ServerID > 254 {
+		bad("server id %d is outside 1..254", c.ServerID)
+	}
+	if c.RaftTimeout < 5*time.Millisecond {
+		bad("raft timeout %v is below 5ms", c.RaftTimeout)
+	}
+	return errors.Join(errs...)
+}
+
+// fourLetterAllowed reports whether the whitelist allows word.
+func (c *Config) fourLetterAllowed(word string) bool {
+	return slices.Contains(c.FourLetterWords, "*") || slices.Contains(c.FourLetterWords, word) ||
+		word == "srvr" // ZooKeeper always allows srvr
+}
+
+// ParseFourLetterWords splits a 4lw.commands.whitelist value ("srvr, ruok" or "*").
+func ParseFourLetterWords(v string) []string {
+	var out []string
+	for w := range strings.SplitSeq(v, ",") {
+		if w = strings.TrimSpace(w); w != "" {
+			out = append(out, w)
+		}
+	}
+	return out
+}

@@ -1,0 +1,363 @@
+package server
+
+import (
+	"crypto/rand"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/zkraft/zkraft/raftfsm"
+	"github.com/zkraft/zkraft/session"
+	"github.com/zkraft/zkraft/wire"
+)
+
+const (
+	// handshakeTimeout bounds how long a connection may stay without a
+	// session (ZooKeeper's sessionless connection timeout).
+	handshakeTimeout = 10 * time.Second
+	// maxOutbound is how many bytes may wait for a client that does not
+	// read before the server gives up on it.
+	maxOutbound = 128 << 20
+	// writeTimeout bounds one write to a client.
+	writeTimeout = 30 * time.Second
+)
+
+// conn is one client connection: a reader goroutine (serve) that decodes
+// frames and runs the session's request pipeline, and a writer goroutine
+// (writeLoop) that owns the socket's write side and drains the outbound
+// queue of replies and notifications in order.
+type conn struct {
+	srv    *Server
+	nc     net.Conn
+	fr     *wire.FrameReader
+	ip     string
+	remote string
+	log    *slog.Logger
+	stats  connStats
+
+	omu       sync.Mutex // guards out, closed, finishing
+	out       []byte     // framed replies and notifications not yet written
+	closed    bool
+	finishing bool // close once out is written
+	wake      chan struct{}
+	done      chan struct{} // closed when the connection is closed
+	closeOnce sync.Once
+
+	// Set during the handshake by the reader goroutine, read-only after.
+	session  int64
+	timeout  time.Duration
+	lastTick int64 // tick of the last session touch (reader goroutine only)
+	// auth is the caller's identities; replaced (never modified in place)
+	// by the reader goroutine, so commands may keep the slice.
+	auth []wire.Id
+
+	pmu      sync.Mutex // guards inflight, drained
+	inflight int
+	drained  chan struct{} // closed when inflight drops to 0
+
+	// Watch bookkeeping, guarded by the watch registry's mutex.
+	dataPaths  map[string]struct{}
+	childPaths map[string]struct{}
+}
+
+func (s *Server) acceptLoop(ln net.Listener) {
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if s.closing() || errors.Is(err, net.ErrClosed) {
+				return
+			}
+			s.log.Warn("accept", "err", err)
+			continue
+		}
+		c := s.newConn(nc)
+		if !s.addConn(c) {
+			nc.Close()
+			continue
+		}
+		if !s.goOwned("conn-writer", c.writeLoop) || !s.goOwned("conn-reader", c.serve) {
+			c.close("server shutting down")
+			s.removeConn(c)
+		}
+	}
+}
+
+func (s *Server) newConn(nc net.Conn) *conn {
+	remote := nc.RemoteAddr().String()
+	ip, _, err := net.SplitHostPort(remote)
+	if err != nil {
+		ip = remote
+	}
+	c := &conn{
+		srv: s, nc: nc, ip: ip, remote: remote,
+		fr:   wire.NewFrameReader(nc, s.cfg.JuteMaxBuffer),
+		log:  s.log.With("peer", remote),
+		wake: make(chan struct{}, 1),
+		done: make(chan struct{}),
+		auth: []wire.Id{{Scheme: "ip", ID: ip}},
+	}
+	c.stats.established = time.Now()
+	return c
+}
+
+// addConn registers c, refusing it when its address already has
+// MaxClientCnxns connections.
+func (s *Server) addConn(c *conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	if limit := s.cfg.MaxClientCnxns; limit > 0 && s.perIP[c.ip] >= limit {
+		s.stats.rejected.Add(1)
+		s.log.Warn("too many connections from one address", "peer", c.remote, "max", limit)
+		return false
+	}
+	s.perIP[c.ip]++
+	s.conns[c] = struct{}{}
+	return true
+}
+
+// removeConn forgets c: its address count, its session binding and its watches.
+func (s *Server) removeConn(c *conn) {
+	s.mu.Lock()
+	if _, ok := s.conns[c]; ok {
+		delete(s.conns, c)
+		if s.perIP[c.ip]--; s.perIP[c.ip] <= 0 {
+			delete(s.perIP, c.ip)
+		}
+	}
+	if c.session != 0 && s.bySession[c.session] == c {
+		delete(s.bySession, c.session)
+	}
+	s.mu.Unlock()
+	s.watches.removeConn(c)
+}
+
+// serve is the reader goroutine: handshake, then one request at a time.
+func (c *conn) serve() {
+	defer c.srv.removeConn(c)
+	reason := c.run()
+	c.close(reason)
+}
+
+func (c *conn) run() string {
+	if reason, ok := c.handshake(); !ok {
+		return reason
+	}
+	deadlineAt := time.Time{}
+	for {
+		if now := time.Now(); now.Sub(deadlineAt) > c.timeout/4 {
+			deadlineAt = now
+			c.nc.SetReadDeadline(now.Add(c.timeout))
+		}
+		frame, err := c.fr.Next()
+		if err != nil {
+			return c.readError(err)
+		}
+		if reason, ok := c.handle(frame); !ok {
+			return reason
+		}
+	}
+}
+
+// readError turns a read error into a logged reason for closing.
+func (c *conn) readError(err error) string {
+	var lenErr *wire.FrameLengthError
+	switch {
+	case errors.As(err, &lenErr):
+		c.log.Warn("closing connection: frame length out of range", "len", lenErr.Length, "max", lenErr.Max)
+		return "frame length out of range"
+	case errors.Is(err, io.EOF):
+		return "client closed the connection"
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		c.log.Info("closing connection: stream ended inside a frame")
+		return "truncated frame"
+	case errors.Is(err, net.ErrClosed):
+		return "closed"
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		c.log.Info("closing connection: no packet within the session timeout", "session", hexID(c.session))
+		return "idle"
+	}
+	return err.Error()
+}
+
+// handshake reads the connect request (or a four-letter word) and creates
+// or resumes the session. ok is false when the connection must close.
+func (c *conn) handshake() (reason string, ok bool) {
+	c.nc.SetReadDeadline(time.Now().Add(handshakeTimeout))
+	frame, err := c.fr.Next()
+	var lenErr *wire.FrameLengthError
+	if errors.As(err, &lenErr) {
+		if word, known := fourLetterWord(lenErr.Length); known {
+			c.fourLetter(word)
+			return "four-letter word", false
+		}
+	}
+	if err != nil {
+		return c.readError(err), false
+	}
+	var req wire.ConnectRequest
+	if _, err := req.Decode(frame); err != nil {
+		c.log.Warn("closing connection: bad connect request", "err", err, "len", len(frame))
+		return "bad connect request", false
+	}
+	c.stats.received()
+	c.srv.stats.received.Add(1)
+	if last := c.srv.fsm.LastZxid(); req.LastZxidSeen > last {
+		c.log.Info("refusing client that has seen a later zxid; it must try another server",
+			"client_zxid", hexID(req.LastZxidSeen), "server_zxid", hexID(last))
+		return "client zxid ahead", false
+	}
+	c.timeout = session.Negotiate(time.Duration(req.TimeOut)*time.Millisecond,
+		c.srv.cfg.MinSessionTimeout, c.srv.cfg.MaxSessionTimeout)
+	if req.SessionID == 0 {
+		return c.createSession(&req)
+	}
+	return c.resumeSession(&req)
+}
+
+func (c *conn) createSession(req *wire.ConnectRequest) (string, bool) {
+	s := c.srv
+	passwd, err := session.NewPassword(rand.Reader)
+	if err != nil {
+		return "password: " + err.Error(), false
+	}
+	cmd := &raftfsm.Command{
+		Type: raftfsm.TypeCreateSession, Session: s.newSessionID(), Time: time.Now().UnixMilli(),
+		Timeout: int32(c.timeout.Milliseconds()), Passwd: passwd,
+	}
+	res := s.proposeWait(cmd, c.done)
+	if res == nil || res.Code != wire.CodeOK {
+		return "session could not be created", false
+	}
+	c.session = cmd.Session
+	s.bind(c, cmd.Session)
+	c.sendConnectResponse(req, cmd.Session, passwd)
+	c.log.Debug("session created", "session", hexID(cmd.Session), "timeout", c.timeout)
+	return "", true
+}
+
+func (c *conn) resumeSession(req *wire.ConnectRequest) (string, bool) {
+	s := c.srv
+	sess, ok := s.fsm.Session(req.SessionID)
+	if !ok || !session.PasswordMatches(sess.Passwd, req.Passwd) || !s.revalidate(req.SessionID, c.timeout) {
+		c.log.Info("session expired or invalid; telling the client", "session", hexID(req.SessionID))
+		c.sendConnectResponse(req, 0, make([]byte, session.PasswordLen))
+		c.finish()
+		<-c.done
+		return "invalid session", false
+	}
+	c.session = req.SessionID
+	s.bind(c, req.SessionID)
+	c.sendConnectResponse(req, req.SessionID, sess.Passwd)
+	c.log.Debug("session resumed", "session", hexID(req.SessionID))
+	return "", true
+}
+
+func (c *conn) sendConnectResponse(req *wire.ConnectRequest, id int64, passwd []byte) {
+	resp := wire.ConnectResponse{SessionID: id, Passwd: passwd, HasReadOnly: req.HasReadOnly}
+	if id != 0 {
+		resp.TimeOut = int32(c.timeout.Milliseconds())
+	}
+	c.queue(resp.Append)
+}
+
+// queue appends one frame, built by body, to the outbound queue and wakes the
+// writer. It never blocks; a client that lets too much pile up is closed.
+func (c *conn) queue(body func([]byte) []byte) {
+	c.omu.Lock()
+	if c.closed || c.finishing {
+		c.omu.Unlock()
+		return
+	}
+	var start int
+	c.out, start = wire.StartFrame(c.out)
+	c.out = body(c.out)
+	c.out = wire.EndFrame(c.out, start)
+	over := len(c.out) > maxOutbound
+	c.omu.Unlock()
+	c.stats.sentOne()
+	c.srv.stats.sent.Add(1)
+	if over {
+		c.log.Warn("closing connection: client is not reading its replies", "queued_bytes", maxOutbound)
+		c.close("outbound queue full")
+		return
+	}
+	c.signal()
+}
+
+func (c *conn) signal() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// finish closes the connection once everything queued has been written.
+func (c *conn) finish() {
+	c.omu.Lock()
+	c.finishing = true
+	c.omu.Unlock()
+	c.signal()
+}
+
+// writeLoop is the only writer of the socket.
+func (c *conn) writeLoop() {
+	var buf []byte
+	for {
+		select {
+		case <-c.wake:
+		case <-c.done:
+			return
+		}
+		c.omu.Lock()
+		buf, c.out = c.out, buf[:0]
+		finishing := c.finishing && len(buf) == 0
+		c.omu.Unlock()
+		if len(buf) > 0 {
+			c.nc.SetWriteDeadline(time.Now().Add(writeTimeout))
+			if _, err := c.nc.Write(buf); err != nil {
+				c.close("write: " + err.Error())
+				return
+			}
+			c.signal() // look again: finishing, or more queued meanwhile
+		}
+		if finishing {
+			c.close("finished")
+			return
+		}
+	}
+}
+
+// close closes the socket and stops both goroutines. It takes no lock but
+// the connection's own, so it may be called from anywhere, even from inside
+// the state machine's apply; the reader goroutine then unregisters the
+// connection from the server.
+func (c *conn) close(reason string) {
+	c.closeOnce.Do(func() {
+		c.omu.Lock()
+		c.closed = true
+		c.omu.Unlock()
+		close(c.done)
+		c.nc.Close()
+		c.log.Debug("connection closed", "reason", reason, "session", hexID(c.session))
+	})
+}
+
+// bind makes c the connection of session id, closing any other connection
+// the session had on this server.
+func (s *Server) bind(c *conn, id int64) {
+	s.mu.Lock()
+	old := s.bySession[id]
+	s.bySession[id] = c
+	s.mu.Unlock()
+	if old != nil && old != c {
+		old.close("session moved to another connection")
+	}
+}

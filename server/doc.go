@@ -1,0 +1,32 @@
+// Package server is zkraft's server: client connections speaking
+// ZooKeeper's protocol, each session's request pipeline, the watch registry,
+// four-letter words, and the Raft node that replicates the znode tree.
+//
+// A server is shaped like net/http's: New validates a Config, Start binds
+// and returns once clients can connect, Shutdown and Close stop it.
+//
+//	srv, err := server.New(server.Config{ClientPortAddress: "127.0.0.1:0"})
+//	if err != nil { ... }
+//	if err := srv.Start(); err != nil { ... }
+//	defer srv.Close()
+//	conn, _, err := zk.Connect([]string{srv.ConnectString()}, 5*time.Second)
+//
+// # Request flow
+//
+// A connection's reader goroutine decodes one frame at a time. A write is
+// proposed to Raft and left in flight; a read (or any other request) waits
+// until every earlier write of the connection has been applied, then runs
+// against the local tree under the state machine's read lock, registering its
+// watch and queuing its reply atomically. When the state machine applies a
+// command it calls Applied, under its write lock and in log order, which
+// queues watch notifications first and then the write's reply. A single
+// writer goroutine per connection sends the queue in order. So replies leave
+// in request order, a session reads its own writes, and every client sees an
+// event before any later reply that shows the change.
+//
+// # Lock order
+//
+// raftfsm.FSM's lock, then Server.mu, then watchRegistry.mu, then a conn's
+// omu or pmu. pendingTable.mu and conn stats locks are leaves. conn.close
+// takes only the connection's own lock, so it is safe anywhere.
+package server

@@ -1,0 +1,200 @@
+package server
+
+import (
+	"crypto/sha1"
+	"encoding/base64"
+	"strings"
+
+	"github.com/zkraft/zkraft/tree"
+	"github.com/zkraft/zkraft/wire"
+)
+
+// local runs a request that does not go through Raft: reads, sync, auth,
+// watch management. Every earlier write of the connection has been applied.
+func (c *conn) local(req request, body []byte) (string, bool) {
+	rec, known := wire.RequestFor(req.op)
+	if !known {
+		// ZooKeeper answers an opcode it does not know with UNIMPLEMENTED
+		// and closes the connection.
+		c.log.Warn("closing connection: unsupported opcode", "op", int32(req.op))
+		c.reply(req, c.srv.fsm.LastZxid(), wire.CodeUnimplemented, nil)
+		c.finish()
+		<-c.done
+		return "unsupported opcode", false
+	}
+	if rec != nil {
+		if _, err := rec.Decode(body); err != nil {
+			c.log.Info("request body does not decode", "op", req.op.String(), "err", err)
+			c.reply(req, c.srv.fsm.LastZxid(), wire.CodeMarshallingError, nil)
+			return "", true
+		}
+	}
+	switch r := rec.(type) {
+	case *wire.AuthPacket:
+		return c.addAuth(req, r)
+	case *wire.SetWatches:
+		c.setWatches(req, r.RelativeZxid, watchLists{data: r.DataWatches, exist: r.ExistWatches, child: r.ChildWatches})
+	case *wire.SetWatches2:
+		c.setWatches(req, r.RelativeZxid, watchLists{data: r.DataWatches, exist: r.ExistWatches, child: r.ChildWatches,
+			persistent: r.PersistentWatches, recursive: r.PersistentRecursiveWatches})
+	case *wire.RemoveWatchesRequest:
+		c.removeWatches(req, r)
+	case *wire.AddWatchRequest:
+		c.addWatch(req, r)
+	case *wire.SASLRequest:
+		// No SASL mechanism is configured, so, as ZooKeeper without one,
+		// the server refuses the exchange.
+		c.reply(req, c.srv.fsm.LastZxid(), wire.CodeAuthFailed, nil)
+	default:
+		c.read(req, rec)
+	}
+	return "", true
+}
+
+// read answers a read against the local tree. The read, the watch it sets
+// and the queuing of its reply happen under the FSM's read lock, so no write
+// can fire that watch, or queue its event, between them.
+func (c *conn) read(req request, rec wire.Record) {
+	s := c.srv
+	s.fsm.Read(func(t *tree.Tree) {
+		code, resp := c.readLocked(t, req.op, rec)
+		c.reply(req, s.fsm.LastZxid(), code, resp)
+	})
+}
+
+func (c *conn) readLocked(t *tree.Tree, op wire.Op, rec wire.Record) (wire.Code, wire.Record) {
+	switch op {
+	case wire.OpGetData:
+		r := rec.(*wire.PathWatchRequest)
+		data, st, code := t.Get(r.Path, c.auth)
+		if code != wire.CodeOK {
+			return code, nil
+		}
+		if r.Watch {
+			c.srv.watches.add(c, r.Path, tableData)
+		}
+		return code, &wire.GetDataResponse{Data: data, Stat: st}
+	case wire.OpExists:
+		r := rec.(*wire.PathWatchRequest)
+		st, code := t.Exists(r.Path)
+		if r.Watch && code != wire.CodeBadArguments {
+			c.srv.watches.add(c, r.Path, tableData)
+		}
+		if code != wire.CodeOK {
+			return code, nil
+		}
+		return code, &wire.StatResponse{Stat: st}
+	case wire.OpGetChildren, wire.OpGetChildren2:
+		return c.children(t, op, rec.(*wire.PathWatchRequest))
+	case wire.OpGetACL:
+		acl, st, code := t.ACL(rec.(*wire.PathRequest).Path, c.auth)
+		return code, &wire.GetACLResponse{ACL: acl, Stat: st}
+	case wire.OpGetAllChildrenNumber:
+		n, code := t.AllChildrenNumber(rec.(*wire.PathRequest).Path, c.auth)
+		return code, &wire.GetAllChildrenNumberResponse{TotalNumber: n}
+	case wire.OpGetEphemerals:
+		return wire.CodeOK, &wire.GetChildrenResponse{Children: t.Ephemerals(c.session, rec.(*wire.PathRequest).Path)}
+	case wire.OpMultiRead:
+		return c.multiRead(t, rec.(*wire.MultiRequest))
+	case wire.OpSync:
+		// One member: everything committed is applied. (A cluster member
+		// first catches up with the leader.)
+		return wire.CodeOK, &wire.SyncResponse{Path: rec.(*wire.PathRequest).Path}
+	case wire.OpWhoAmI:
+		return wire.CodeOK, &wire.WhoAmIResponse{ClientInfo: clientInfo(c.auth)}
+	}
+	return wire.CodeUnimplemented, nil
+}
+
+func (c *conn) children(t *tree.Tree, op wire.Op, r *wire.PathWatchRequest) (wire.Code, wire.Record) {
+	names, st, code := t.Children(r.Path, c.auth)
+	if code != wire.CodeOK {
+		return code, nil
+	}
+	if r.Watch {
+		c.srv.watches.add(c, r.Path, tableChild)
+	}
+	if op == wire.OpGetChildren {
+		return code, &wire.GetChildrenResponse{Children: names}
+	}
+	return code, &wire.GetChildren2Response{Children: names, Stat: st}
+}
+
+// multiRead answers each getData or getChildren sub-op independently,
+// without watches; a failed one gives an error result.
+func (c *conn) multiRead(t *tree.Tree, m *wire.MultiRequest) (wire.Code, wire.Record) {
+	if !m.Read && len(m.Ops) > 0 {
+		return wire.CodeMarshallingError, nil
+	}
+	results := make([]wire.MultiResult, len(m.Ops))
+	for i, op := range m.Ops {
+		path := op.Req.(*wire.PathWatchRequest).Path
+		var code wire.Code
+		if op.Type == wire.OpGetData {
+			results[i].Data, results[i].Stat, code = t.Get(path, c.auth)
+		} else {
+			results[i].Children, _, code = t.Children(path, c.auth)
+		}
+		results[i].Type = op.Type
+		if code != wire.CodeOK {
+			results[i] = wire.MultiResult{Type: wire.OpError, Err: code}
+		}
+	}
+	return wire.CodeOK, &wire.MultiResponse{Results: results}
+}
+
+// addAuth handles an auth packet. digest adds user:base64(sha1(user:pass))
+// (and super, if that matches the configured super digest); ip adds the
+// connection's address; any other scheme fails and closes the connection.
+func (c *conn) addAuth(req request, p *wire.AuthPacket) (string, bool) {
+	var ids []wire.Id
+	switch p.Scheme {
+	case tree.SchemeDigest:
+		ids = append(ids, wire.Id{Scheme: tree.SchemeDigest, ID: digestID(string(p.Auth))})
+	case tree.SchemeIP:
+		ids = append(ids, wire.Id{Scheme: tree.SchemeIP, ID: c.ip})
+	default:
+		c.log.Warn("closing connection: authentication failed", "scheme", p.Scheme)
+		c.reply(req, 0, wire.CodeAuthFailed, nil)
+		c.finish()
+		<-c.done
+		return "authentication failed", false
+	}
+	auth := append([]wire.Id(nil), c.auth...)
+	for _, id := range ids {
+		if !containsID(auth, id) {
+			auth = append(auth, id)
+		}
+	}
+	c.auth = auth
+	c.reply(req, 0, wire.CodeOK, nil)
+	return "", true
+}
+
+// digestID is ZooKeeper's DigestAuthenticationProvider.generateDigest.
+func digestID(userPassword string) string {
+	user, _, _ := strings.Cut(userPassword, ":")
+	sum := sha1.Sum([]byte(userPassword))
+	return user + ":" + base64.StdEncoding.EncodeToString(sum[:])
+}
+
+func containsID(ids []wire.Id, id wire.Id) bool {
+	for _, x := range ids {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
+
+func clientInfo(ids []wire.Id) []wire.ClientInfo {
+	out := make([]wire.ClientInfo, 0, len(ids))
+	for _, id := range ids {
+		user := id.ID
+		if id.Scheme == tree.SchemeDigest {
+			user, _, _ = strings.Cut(id.ID, ":")
+		}
+		out = append(out, wire.ClientInfo{AuthScheme: id.Scheme, User: user})
+	}
+	return out
+}

@@ -1,0 +1,162 @@
+package server
+
+import (
+	"time"
+
+	"github.com/zkraft/zkraft/raftfsm"
+	"github.com/zkraft/zkraft/wire"
+)
+
+// isWrite reports whether op changes state and so goes through Raft.
+func isWrite(op wire.Op) bool {
+	switch op {
+	case wire.OpCreate, wire.OpDelete, wire.OpSetData, wire.OpSetACL, wire.OpMulti, wire.OpCreate2,
+		wire.OpReconfig, wire.OpCreateContainer, wire.OpDeleteContainer, wire.OpCreateTTL, wire.OpCheck:
+		return true
+	}
+	return false
+}
+
+// handle runs one request of the session's pipeline. Writes are proposed
+// and left in flight (several at once); anything else first waits until
+// every earlier write of this connection has been applied and answered, so
+// replies leave in request order and a session reads its own writes.
+func (c *conn) handle(frame []byte) (string, bool) {
+	var h wire.RequestHeader
+	if _, err := h.Decode(frame); err != nil {
+		c.log.Warn("closing connection: frame shorter than a request header", "len", len(frame))
+		return "short frame", false
+	}
+	body := frame[wire.RequestHeaderSize:]
+	c.stats.received()
+	c.srv.stats.received.Add(1)
+	c.touch()
+	req := request{xid: h.Xid, op: h.OpCode, start: time.Now()}
+	switch {
+	case h.OpCode == wire.OpPing:
+		c.reply(req, c.srv.fsm.LastZxid(), wire.CodeOK, nil)
+		return "", true
+	case h.OpCode == wire.OpCloseSession:
+		return c.closeSession(req)
+	case isWrite(h.OpCode):
+		c.submit(req, body)
+		return "", true
+	}
+	if !c.waitDrained() {
+		return "closed", false
+	}
+	return c.local(req, body)
+}
+
+// request is what a reply needs to know of its request.
+type request struct {
+	xid   int32
+	op    wire.Op
+	start time.Time
+}
+
+// submit proposes a write. Its reply is queued by the FSM observer when
+// this member applies it.
+func (c *conn) submit(req request, body []byte) {
+	c.writeStarted()
+	cmd := &raftfsm.Command{
+		Type: raftfsm.TypeRequest, Session: c.session, Time: req.start.UnixMilli(),
+		ExtendedTypes: c.srv.cfg.ExtendedTypesEnabled, Auth: c.auth, Op: req.op, Body: body,
+	}
+	c.srv.propose(cmd, func(r *raftfsm.Result) { c.writeApplied(req, r) })
+}
+
+// writeApplied runs inside the FSM's apply: it queues the write's reply.
+func (c *conn) writeApplied(req request, r *raftfsm.Result) {
+	defer c.writeFinished()
+	if r == nil {
+		c.log.Warn("closing connection: write could not be committed", "op", req.op.String())
+		c.close("write failed")
+		return
+	}
+	c.reply(req, int64(r.Index), r.Code, r.Resp)
+}
+
+// closeSession proposes the session's close, waits for its reply to be
+// written, and ends the connection.
+func (c *conn) closeSession(req request) (string, bool) {
+	c.writeStarted()
+	cmd := &raftfsm.Command{Type: raftfsm.TypeCloseSession, Session: c.session, Time: req.start.UnixMilli()}
+	c.srv.propose(cmd, func(r *raftfsm.Result) {
+		defer c.writeFinished()
+		if r == nil {
+			c.close("close failed")
+			return
+		}
+		c.reply(req, int64(r.Index), wire.CodeOK, nil)
+		c.finish()
+	})
+	<-c.done
+	return "session closed by the client", false
+}
+
+func (c *conn) writeStarted() {
+	c.pmu.Lock()
+	if c.inflight == 0 {
+		c.drained = make(chan struct{})
+	}
+	c.inflight++
+	c.pmu.Unlock()
+	c.srv.stats.outstanding.Add(1)
+}
+
+func (c *conn) writeFinished() {
+	c.pmu.Lock()
+	c.inflight--
+	if c.inflight == 0 {
+		close(c.drained)
+	}
+	c.pmu.Unlock()
+	c.srv.stats.outstanding.Add(-1)
+}
+
+// waitDrained waits until no write of this connection is in flight. It
+// reports false if the connection closed first.
+func (c *conn) waitDrained() bool {
+	c.pmu.Lock()
+	if c.inflight == 0 {
+		c.pmu.Unlock()
+		return true
+	}
+	ch := c.drained
+	c.pmu.Unlock()
+	select {
+	case <-ch:
+		return true
+	case <-c.done:
+		return false
+	}
+}
+
+// reply queues a reply: the header, then the body unless the request failed.
+// A multi's body comes with code OK even when one of its ops failed.
+func (c *conn) reply(req request, zxid int64, code wire.Code, resp wire.Record) {
+	hdr := wire.ReplyHeader{Xid: req.xid, Zxid: zxid, Err: code}
+	c.queue(func(b []byte) []byte {
+		b = hdr.Append(b)
+		if code == wire.CodeOK && resp != nil {
+			b = resp.Append(b)
+		}
+		return b
+	})
+	if req.op != wire.OpPing {
+		lat := time.Since(req.start)
+		c.stats.answered(req, zxid, lat)
+		c.srv.stats.latency(lat)
+	}
+}
+
+// event queues a watch notification.
+func (c *conn) event(ev wire.EventType, path string) {
+	e := wire.WatcherEvent{Type: ev, State: wire.StateSyncConnected, Path: path}
+	hdr := wire.ReplyHeader{Xid: wire.XidNotification, Zxid: -1}
+	c.queue(func(b []byte) []byte {
+		b = hdr.Append(b)
+		return e.Append(b)
+	})
+}

@@ -1,0 +1,97 @@
+package server
+
+import (
+	"sync"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/zkraft/zkraft/raftfsm"
+)
+
+// pendingTable holds the callbacks of this member's proposals, keyed by the
+// request id carried in the command, until the local FSM applies them.
+type pendingTable struct {
+	mu   sync.Mutex // guards m, next
+	m    map[uint64]func(*raftfsm.Result)
+	next uint64
+}
+
+func (p *pendingTable) init() { p.m = make(map[uint64]func(*raftfsm.Result)) }
+
+func (p *pendingTable) add(cb func(*raftfsm.Result)) uint64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.next++
+	p.m[p.next] = cb
+	return p.next
+}
+
+func (p *pendingTable) take(id uint64) func(*raftfsm.Result) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	cb := p.m[id]
+	delete(p.m, id)
+	return cb
+}
+
+// proposal is a command handed to Raft, watched for failure by waitFutures.
+type proposal struct {
+	future raft.ApplyFuture
+	reqID  uint64
+}
+
+// propose hands cmd to Raft. cb runs when this member's FSM applies it
+// (inside the apply, in log order), or with nil if Raft refuses or loses it.
+// cb must not block.
+func (s *Server) propose(cmd *raftfsm.Command, cb func(*raftfsm.Result)) {
+	cmd.Origin = s.origin
+	cmd.ReqID = 0
+	if cb != nil {
+		cmd.ReqID = s.pending.add(cb)
+	}
+	f := s.raft.Apply(cmd.Encode(), 0)
+	select {
+	case s.futures <- proposal{future: f, reqID: cmd.ReqID}:
+	case <-s.quit:
+		if cb := s.pending.take(cmd.ReqID); cb != nil {
+			cb(nil)
+		}
+	}
+}
+
+// proposeWait proposes cmd and waits for its result; nil if it failed, or if
+// done or the server closed first.
+func (s *Server) proposeWait(cmd *raftfsm.Command, done <-chan struct{}) *raftfsm.Result {
+	ch := make(chan *raftfsm.Result, 1)
+	s.propose(cmd, func(r *raftfsm.Result) { ch <- r })
+	select {
+	case r := <-ch:
+		return r
+	case <-done:
+	case <-s.quit:
+	}
+	return nil
+}
+
+// waitFutures watches proposals in order. A proposal Raft failed to commit
+// (no longer leader, shut down) gets its callback with nil, which closes the
+// client's connection: the client sees a connection loss, as with ZooKeeper.
+func (s *Server) waitFutures() {
+	for {
+		select {
+		case p := <-s.futures:
+			if err := p.future.Error(); err != nil && p.reqID != 0 {
+				if cb := s.pending.take(p.reqID); cb != nil {
+					s.log.Warn("proposal failed", "err", err)
+					cb(nil)
+				}
+			}
+		case <-s.quit:
+			return
+		}
+	}
+}
+
+// nowMillis is the proposer's clock for commands.
+func nowMillis() int64 { return time.Now().UnixMilli() }

@@ -1,0 +1,80 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+)
+
+// startRaft starts a single-member Raft group on in-memory stores and waits
+// until it leads. A single voter never competes in an election, so its
+// timeouts can be as short as hashicorp/raft allows.
+func (s *Server) startRaft(ctx context.Context) error {
+	conf := raft.DefaultConfig()
+	conf.LocalID = raft.ServerID(strconv.Itoa(s.cfg.ServerID))
+	conf.HeartbeatTimeout = s.cfg.RaftTimeout
+	conf.ElectionTimeout = s.cfg.RaftTimeout
+	conf.LeaderLeaseTimeout = s.cfg.RaftTimeout
+	conf.CommitTimeout = time.Millisecond
+	conf.MaxAppendEntries = 512
+	conf.BatchApplyCh = true
+	conf.ShutdownOnRemove = false
+	conf.Logger = raftLogger(s.log)
+
+	store := raft.NewInmemStore()
+	snaps := raft.NewInmemSnapshotStore()
+	addr, trans := raft.NewInmemTransport(raft.ServerAddress("zkraft-" + strconv.Itoa(s.cfg.ServerID)))
+	bootstrap := raft.Configuration{Servers: []raft.Server{{ID: conf.LocalID, Address: addr}}}
+	if err := raft.BootstrapCluster(conf, store, store, snaps, trans, bootstrap); err != nil {
+		return fmt.Errorf("bootstrap raft: %w", err)
+	}
+	r, err := raft.NewRaft(conf, s.fsm, store, store, snaps, trans)
+	if err != nil {
+		return fmt.Errorf("start raft: %w", err)
+	}
+	s.raft = r
+	s.raftTrans = trans
+	return s.waitLeader(ctx)
+}
+
+// waitLeader waits until this member leads.
+func (s *Server) waitLeader(ctx context.Context) error {
+	obs := make(chan raft.Observation, 4)
+	observer := raft.NewObserver(obs, false, func(o *raft.Observation) bool {
+		_, ok := o.Data.(raft.LeaderObservation)
+		return ok
+	})
+	s.raft.RegisterObserver(observer)
+	defer s.raft.DeregisterObserver(observer)
+	for s.raft.State() != raft.Leader {
+		select {
+		case <-obs:
+		case <-ctx.Done():
+			return fmt.Errorf("wait for raft leadership: %w", ctx.Err())
+		}
+	}
+	return nil
+}
+
+func (s *Server) isLeader() bool { return s.raft != nil && s.raft.State() == raft.Leader }
+
+// raftLogger bridges hashicorp/raft's hclog logging into the server's slog
+// handler. Raft logs at Info on every election, so it logs at Warn and above
+// unless the handler is enabled for debugging.
+func raftLogger(l *slog.Logger) hclog.Logger {
+	level := hclog.Warn
+	if l.Enabled(context.Background(), slog.LevelDebug) {
+		level = hclog.Debug
+	}
+	std := slog.NewLogLogger(l.With("component", "raft").Handler(), slog.LevelInfo)
+	if !l.Enabled(context.Background(), slog.LevelError) {
+		return hclog.NewNullLogger()
+	}
+	return hclog.FromStandardLogger(std, &hclog.LoggerOptions{Name: "raft", Level: level, Output: io.Discard})
+}

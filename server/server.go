@@ -1,0 +1,257 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/zkraft/zkraft/raftfsm"
+	"github.com/zkraft/zkraft/session"
+)
+
+// ErrServerClosed is returned by Serve and Start after Shutdown or Close.
+var ErrServerClosed = errors.New("server: closed")
+
+// Server is a ZooKeeper-compatible server: a znode tree replicated by Raft,
+// spoken to over ZooKeeper's client protocol. Create it with New, run it with
+// Start (or Serve), and stop it with Shutdown or Close.
+type Server struct {
+	cfg     Config
+	log     *slog.Logger
+	fsm     *raftfsm.FSM
+	watches *watchRegistry
+	pending pendingTable
+	stats   serverStats
+	started time.Time
+	origin  uint64 // this member's id in commands it proposes
+
+	raft      *raft.Raft
+	raftTrans raft.Transport
+	// futures carries every proposal's future to waitFutures, which closes
+	// the proposing connection if Raft refuses or loses it.
+	futures chan proposal
+
+	mu        sync.Mutex // guards the fields below
+	listeners map[net.Listener]struct{}
+	conns     map[*conn]struct{}
+	bySession map[int64]*conn // the connection a session is bound to
+	perIP     map[string]int
+	closed    bool
+	running   map[string]int   // owned goroutines by name
+	tracker   *session.Tracker // session liveness (leader only)
+	ids       *session.IDs
+
+	quit     chan struct{} // closed when shutdown begins
+	stopOnce sync.Once
+	wg       sync.WaitGroup
+}
+
+// New validates cfg, fills its defaults and returns a server that is not
+// yet running.
+func New(cfg Config) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg.setDefaults()
+	s := &Server{
+		cfg:       cfg,
+		log:       cfg.Logger,
+		watches:   newWatchRegistry(),
+		origin:    uint64(cfg.ServerID),
+		futures:   make(chan proposal, 8192),
+		listeners: make(map[net.Listener]struct{}),
+		conns:     make(map[*conn]struct{}),
+		bySession: make(map[int64]*conn),
+		perIP:     make(map[string]int),
+		running:   make(map[string]int),
+		tracker:   session.NewTracker(cfg.TickTime),
+		quit:      make(chan struct{}),
+	}
+	s.pending.init()
+	s.fsm = raftfsm.New(s)
+	return s, nil
+}
+
+// Start binds the client port, starts Raft, and returns once the server
+// accepts and serves connections. On failure everything already started is
+// torn down.
+func (s *Server) Start() error {
+	ln, err := net.Listen("tcp", s.cfg.ClientPortAddress)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", s.cfg.ClientPortAddress, err)
+	}
+	if err := s.start(ln); err != nil {
+		ln.Close()
+		s.Close()
+		return err
+	}
+	return nil
+}
+
+// Serve starts Raft if it is not running and accepts connections on ln
+// until the server is shut down, then returns ErrServerClosed.
+func (s *Server) Serve(ln net.Listener) error {
+	if err := s.start(ln); err != nil {
+		ln.Close()
+		return err
+	}
+	<-s.quit
+	return ErrServerClosed
+}
+
+func (s *Server) start(ln net.Listener) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return ErrServerClosed
+	}
+	s.listeners[ln] = struct{}{}
+	first := s.raft == nil && s.started.IsZero()
+	if first {
+		s.started = time.Now()
+		s.ids = session.NewIDs(int64(s.cfg.ServerID), s.started)
+	}
+	s.mu.Unlock()
+	if first {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := s.startRaft(ctx); err != nil {
+			return err
+		}
+		s.onLeader()
+		s.goOwned("futures", s.waitFutures)
+		s.goOwned("sessions", s.expireSessions)
+		s.goOwned("containers", s.reapContainers)
+	}
+	s.goOwned("accept", func() { s.acceptLoop(ln) })
+	s.log.Info("serving", "addr", ln.Addr().String(), "server_id", s.cfg.ServerID)
+	return nil
+}
+
+// goOwned runs f on a goroutine the server waits for at shutdown. It
+// refuses (returns false) once shutdown has begun.
+func (s *Server) goOwned(name string, f func()) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.wg.Add(1)
+	s.running[name]++
+	go func() {
+		defer s.wg.Done()
+		defer func() {
+			s.mu.Lock()
+			s.running[name]--
+			s.mu.Unlock()
+		}()
+		f()
+	}()
+	return true
+}
+
+// Addr returns the address of the first listener, or nil before Start.
+func (s *Server) Addr() net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for ln := range s.listeners {
+		return ln.Addr()
+	}
+	return nil
+}
+
+// ConnectString returns "host:port" for clients, or "" before Start.
+func (s *Server) ConnectString() string {
+	if a := s.Addr(); a != nil {
+		return a.String()
+	}
+	return ""
+}
+
+// Shutdown stops the server gracefully: it stops accepting, closes client
+// connections without closing their sessions (a client may resume its
+// session, with its ephemerals, once a server is back), stops Raft, and
+// waits for every goroutine until ctx is done.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.stop()
+	done := make(chan struct{})
+	go func() {
+		s.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("shutdown: %w", ctx.Err())
+	}
+}
+
+// Close stops the server at once and waits for its goroutines, logging any
+// that take more than a few seconds.
+func (s *Server) Close() error {
+	s.stop()
+	done := make(chan struct{})
+	go func() {
+		s.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		s.mu.Lock()
+		still := make(map[string]int)
+		for name, n := range s.running {
+			if n > 0 {
+				still[name] = n
+			}
+		}
+		s.mu.Unlock()
+		s.log.Error("close: goroutines still running after 5s", "goroutines", still)
+		<-done
+	}
+	return nil
+}
+
+func (s *Server) stop() {
+	s.stopOnce.Do(func() {
+		s.mu.Lock()
+		s.closed = true
+		close(s.quit)
+		for ln := range s.listeners {
+			ln.Close()
+		}
+		conns := make([]*conn, 0, len(s.conns))
+		for c := range s.conns {
+			conns = append(conns, c)
+		}
+		s.mu.Unlock()
+		for _, c := range conns {
+			c.close("server shutting down")
+		}
+		if s.raft != nil {
+			if err := s.raft.Shutdown().Error(); err != nil {
+				s.log.Error("raft shutdown", "err", err)
+			}
+		}
+	})
+}
+
+// FSM returns the server's state machine, for inspection (tests, tools).
+func (s *Server) FSM() *raftfsm.FSM { return s.fsm }
+
+// closing reports whether shutdown has begun.
+func (s *Server) closing() bool {
+	select {
+	case <-s.quit:
+		return true
+	default:
+		return false
+	}
+}

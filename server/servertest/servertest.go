@@ -1,0 +1,60 @@
+// Package servertest starts zkraft servers for Go tests, as net/http/httptest
+// starts HTTP servers: on 127.0.0.1 with a port chosen by the OS, ready when
+// the call returns, logging to the test, and stopped by t.Cleanup, which
+// also checks the server's state invariants.
+package servertest
+
+import (
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/zkraft/zkraft/server"
+)
+
+// Option adjusts the configuration of a test server.
+type Option func(*server.Config)
+
+// WithConfig lets a test change any setting.
+func WithConfig(f func(*server.Config)) Option { return Option(f) }
+
+// WithTickTime sets TickTime, and with it the session timeout bounds (2 and
+// 20 ticks) unless they were set.
+func WithTickTime(d time.Duration) Option {
+	return func(c *server.Config) { c.TickTime = d }
+}
+
+// NewServer starts a standalone in-memory server for t. Its defaults suit
+// tests: a 100ms tick (sessions of 200ms to 30s), every four-letter word
+// allowed, TTL nodes enabled, containers checked every 100ms, and logs
+// written to the test's output.
+func NewServer(t testing.TB, opts ...Option) *server.Server {
+	t.Helper()
+	cfg := server.Config{
+		ClientPortAddress:      "127.0.0.1:0",
+		TickTime:               100 * time.Millisecond,
+		MaxSessionTimeout:      30 * time.Second,
+		FourLetterWords:        []string{"*"},
+		ExtendedTypesEnabled:   true,
+		ContainerCheckInterval: 100 * time.Millisecond,
+		MaxClientCnxns:         -1,
+		Logger:                 slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug})),
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	srv, err := server.New(cfg)
+	if err != nil {
+		t.Fatalf("servertest: %v", err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatalf("servertest: start: %v", err)
+	}
+	t.Cleanup(func() {
+		srv.Close()
+		if err := srv.FSM().Check(); err != nil {
+			t.Errorf("servertest: state invariants broken after the test: %v", err)
+		}
+	})
+	return srv
+}

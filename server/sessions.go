@@ -1,0 +1,124 @@
+package server
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/zkraft/zkraft/raftfsm"
+)
+
+func hexID(v int64) string { return "0x" + strconv.FormatUint(uint64(v), 16) }
+
+// newSessionID returns a session id no other member hands out.
+func (s *Server) newSessionID() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ids.Next()
+}
+
+// onLeader gives every replicated session a fresh deadline, as a new
+// ZooKeeper leader does.
+func (s *Server) onLeader() {
+	now := time.Now()
+	sessions := s.fsm.Sessions()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, sess := range sessions {
+		s.tracker.Add(sess.ID, time.Duration(sess.Timeout)*time.Millisecond, now)
+	}
+}
+
+// touch records a packet from session id. Deadlines fall on tick
+// boundaries, so it only reaches the tracker once per tick.
+func (c *conn) touch() {
+	tick := time.Now().UnixMilli() / c.srv.cfg.TickTime.Milliseconds()
+	if tick == c.lastTick {
+		return
+	}
+	c.lastTick = tick
+	s := c.srv
+	s.mu.Lock()
+	s.tracker.Touch(c.session, time.Now())
+	s.mu.Unlock()
+}
+
+// revalidate checks, when a client resumes a session, that it is still alive
+// here, and gives it a deadline counted from now with the new timeout.
+func (s *Server) revalidate(id int64, timeout time.Duration) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.tracker.Contains(id) {
+		return false
+	}
+	s.tracker.Add(id, timeout, time.Now())
+	return true
+}
+
+// expireSessions runs on every tick boundary and proposes closeSession for
+// every session whose deadline has passed.
+func (s *Server) expireSessions() {
+	tick := s.cfg.TickTime
+	timer := time.NewTimer(tick - time.Duration(time.Now().UnixNano())%tick)
+	defer timer.Stop()
+	for {
+		select {
+		case <-s.quit:
+			return
+		case now := <-timer.C:
+			timer.Reset(tick - time.Duration(now.UnixNano())%tick)
+			s.expire(now)
+		}
+	}
+}
+
+func (s *Server) expire(now time.Time) {
+	if !s.isLeader() {
+		return
+	}
+	s.mu.Lock()
+	expired := s.tracker.Expired(now)
+	s.mu.Unlock()
+	for _, id := range expired {
+		s.log.Info("session expired", "session", hexID(id))
+		s.stats.expired.Add(1)
+		s.propose(&raftfsm.Command{Type: raftfsm.TypeCloseSession, Session: id, Time: now.UnixMilli()}, nil)
+	}
+}
+
+// ExpireSession expires a session now, as if its timeout had run out: its
+// ephemerals are deleted and its connection is closed. It reports whether
+// the session existed. Tests use it to provoke expiry with one call.
+func (s *Server) ExpireSession(id int64) bool {
+	if _, ok := s.fsm.Session(id); !ok {
+		return false
+	}
+	s.mu.Lock()
+	s.tracker.Remove(id)
+	s.mu.Unlock()
+	res := s.proposeWait(&raftfsm.Command{Type: raftfsm.TypeCloseSession, Session: id, Time: nowMillis()}, nil)
+	return res != nil && res.Code == 0
+}
+
+// reapContainers deletes empty containers and expired TTL nodes every
+// ContainerCheckInterval, at most ContainerMaxPerMinute a minute.
+func (s *Server) reapContainers() {
+	interval := s.cfg.ContainerCheckInterval
+	perRun := max(1, int(int64(s.cfg.ContainerMaxPerMinute)*int64(interval)/int64(time.Minute)))
+	ticker := time.NewTicker(interval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-s.quit:
+			return
+		case now := <-ticker.C:
+			if !s.isLeader() {
+				continue
+			}
+			var paths []string
+			s.fsm.Read(func(t *treeT) { paths = t.Reapable(now.UnixMilli(), perRun) })
+			for _, p := range paths {
+				s.propose(&raftfsm.Command{Type: raftfsm.TypeReap, Path: p, Time: now.UnixMilli()}, nil)
+			}
+		}
+	}
+}

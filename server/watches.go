@@ -1,0 +1,211 @@
+package server
+
+import (
+	"strings"
+	"sync"
+
+	"github.com/zkraft/zkraft/tree"
+	"github.com/zkraft/zkraft/wire"
+)
+
+// table is one of ZooKeeper's two watch tables.
+type table uint8
+
+const (
+	// tableData holds getData and exists watches (exists on a missing node
+	// too: that is how NodeCreated is delivered).
+	tableData table = iota
+	// tableChild holds getChildren watches.
+	tableChild
+)
+
+// mode is how a watch behaves when it fires.
+type mode uint8
+
+const (
+	modeStandard mode = iota // one-shot
+	modePersistent
+	modeRecursive // persistent, and for every descendant too
+)
+
+// watchRegistry is this server's watches, by table, path and connection.
+// Watches belong to connections: they go when the connection goes, and a
+// client restores them on a new connection with setWatches.
+type watchRegistry struct {
+	mu         sync.Mutex // guards the fields below and conns' dataPaths/childPaths
+	tables     [2]map[string]map[*conn]mode
+	recursives int // recursive watches registered; 0 means no ancestor walk
+}
+
+func newWatchRegistry() *watchRegistry {
+	return &watchRegistry{tables: [2]map[string]map[*conn]mode{{}, {}}}
+}
+
+func (c *conn) watchPaths(t table) *map[string]struct{} {
+	if t == tableData {
+		return &c.dataPaths
+	}
+	return &c.childPaths
+}
+
+// add registers a standard watch of c on path in table t.
+func (w *watchRegistry) add(c *conn, path string, t table) { w.addMode(c, path, t, modeStandard) }
+
+// addMode registers a watch with the given mode. As in ZooKeeper, a
+// connection has one mode per table and path: the last registration wins.
+func (w *watchRegistry) addMode(c *conn, path string, t table, m mode) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	watchers := w.tables[t][path]
+	if watchers == nil {
+		watchers = make(map[*conn]mode)
+		w.tables[t][path] = watchers
+	}
+	old, had := watchers[c]
+	if had && old == modeRecursive {
+		w.recursives--
+	}
+	if m == modeRecursive {
+		w.recursives++
+	}
+	watchers[c] = m
+	paths := c.watchPaths(t)
+	if *paths == nil {
+		*paths = make(map[string]struct{})
+	}
+	(*paths)[path] = struct{}{}
+}
+
+// watched reports whether any connection watches path in table t.
+func (w *watchRegistry) watched(path string, t table) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.tables[t][path]) > 0
+}
+
+// remove deletes c's watch on path in t if match accepts its mode; it
+// reports whether a watch was removed.
+func (w *watchRegistry) remove(c *conn, path string, t table, match func(mode) bool) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	m, ok := w.tables[t][path][c]
+	if !ok || !match(m) {
+		return false
+	}
+	w.removeLocked(c, path, t)
+	return true
+}
+
+func (w *watchRegistry) removeLocked(c *conn, path string, t table) {
+	watchers := w.tables[t][path]
+	if watchers[c] == modeRecursive {
+		w.recursives--
+	}
+	delete(watchers, c)
+	if len(watchers) == 0 {
+		delete(w.tables[t], path)
+	}
+	delete(*c.watchPaths(t), path)
+}
+
+// removeConn drops every watch of a closed connection.
+func (w *watchRegistry) removeConn(c *conn) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, t := range []table{tableData, tableChild} {
+		for path := range *c.watchPaths(t) {
+			w.removeLocked(c, path, t)
+		}
+	}
+}
+
+// fire delivers the events of a change's triggers, as ZooKeeper's
+// DataTree does: NodeCreated and NodeDataChanged fire the data table;
+// NodeChildrenChanged the child table; NodeDeleted the data table, then the
+// child table for connections the data table did not already notify.
+func (w *watchRegistry) fire(triggers []tree.Trigger) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, tr := range triggers {
+		switch tr.Event {
+		case wire.EventNodeDeleted:
+			notified := w.fireTable(tableData, tr, nil)
+			w.fireTable(tableChild, tr, notified)
+		case wire.EventNodeChildrenChanged:
+			w.fireTable(tableChild, tr, nil)
+		default:
+			w.fireTable(tableData, tr, nil)
+		}
+	}
+}
+
+// fireTable sends tr's event to every watcher of table t on tr's path (and,
+// for recursive watches, on its ancestors) except those in skip, removes the
+// one-shot watches it fired, and returns the connections it notified.
+func (w *watchRegistry) fireTable(t table, tr tree.Trigger, skip map[*conn]bool) map[*conn]bool {
+	var notified map[*conn]bool
+	notify := func(c *conn) {
+		if skip[c] || notified[c] {
+			return
+		}
+		if notified == nil {
+			notified = make(map[*conn]bool)
+		}
+		notified[c] = true
+		c.event(tr.Event, tr.Path)
+	}
+	for p, self := tr.Path, true; ; p, self = parentPath(p), false {
+		for c, m := range w.tables[t][p] {
+			switch {
+			case m == modeRecursive:
+				if tr.Event != wire.EventNodeChildrenChanged {
+					notify(c)
+				}
+			case self:
+				notify(c)
+				if m == modeStandard {
+					w.removeLocked(c, p, t)
+				}
+			}
+		}
+		if w.recursives == 0 || p == "/" {
+			return notified
+		}
+	}
+}
+
+func parentPath(p string) string {
+	i := strings.LastIndexByte(p, '/')
+	if i <= 0 {
+		return "/"
+	}
+	return p[:i]
+}
+
+// counts returns the number of connections with watches, watched paths and
+// watches in the data table (what ZooKeeper's wchs reports).
+func (w *watchRegistry) counts() (conns, paths, watches int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	seen := make(map[*conn]bool)
+	for _, watchers := range w.tables[tableData] {
+		for c := range watchers {
+			seen[c] = true
+			watches++
+		}
+	}
+	return len(seen), len(w.tables[tableData]), watches
+}
+
+// total returns the number of watches in both tables.
+func (w *watchRegistry) total() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := 0
+	for _, tbl := range w.tables {
+		for _, watchers := range tbl {
+			n += len(watchers)
+		}
+	}
+	return n
+}
