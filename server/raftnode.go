@@ -18,13 +18,21 @@ import (
 func (s *Server) startRaft(ctx context.Context) error {
 	conf := raft.DefaultConfig()
 	conf.LocalID = raft.ServerID(strconv.Itoa(s.cfg.ServerID))
-	conf.HeartbeatTimeout = s.cfg.RaftTimeout
-	conf.ElectionTimeout = s.cfg.RaftTimeout
+	// Start with twice the timeouts and lower them once Raft runs (below):
+	// lowering them makes a follower check its heartbeat timer at once.
+	conf.HeartbeatTimeout = 2 * s.cfg.RaftTimeout
+	conf.ElectionTimeout = 2 * s.cfg.RaftTimeout
 	conf.LeaderLeaseTimeout = s.cfg.RaftTimeout
 	conf.CommitTimeout = time.Millisecond
 	conf.MaxAppendEntries = 512
 	conf.BatchApplyCh = true
 	conf.ShutdownOnRemove = false
+	// In memory, the Raft log only grows until a snapshot lets Raft drop it;
+	// check often so that it stays a few thousand entries long instead of
+	// holding every write since start.
+	conf.SnapshotInterval = 250 * time.Millisecond
+	conf.SnapshotThreshold = 32768
+	conf.TrailingLogs = 1024
 	conf.Logger = raftLogger(s.log)
 
 	store := raft.NewInmemStore()
@@ -40,6 +48,14 @@ func (s *Server) startRaft(ctx context.Context) error {
 	}
 	s.raft = r
 	s.raftTrans = trans
+	// A single voter has no one to wait for: lowering the heartbeat timeout
+	// makes the fresh follower, which has never heard from a leader, stand
+	// for election now instead of after a random 1-2 timeouts.
+	rc := r.ReloadableConfig()
+	rc.HeartbeatTimeout, rc.ElectionTimeout = s.cfg.RaftTimeout, s.cfg.RaftTimeout
+	if err := r.ReloadConfig(rc); err != nil {
+		return fmt.Errorf("configure raft: %w", err)
+	}
 	return s.waitLeader(ctx)
 }
 

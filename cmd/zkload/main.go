@@ -1,0 +1,130 @@
+// Command zkload measures ZooKeeper-compatible servers with the same load:
+// create, setData and getData, each from several sessions that keep several
+// requests in flight, reporting ops/s and latency percentiles per server.
+//
+//	zkload -embedded                          an in-process zkraft
+//	zkload -target zk=127.0.0.1:2181          any server
+//	zkload -embedded -target zk=127.0.0.1:12181 -duration 10s
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime/pprof"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/zkraft/zkraft/integration/loadgen"
+	"github.com/zkraft/zkraft/server"
+)
+
+type target struct{ name, addr string }
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("zkload", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var targets []target
+	fs.Func("target", "name=host:port of a server to measure (repeatable)", func(v string) error {
+		name, addr, ok := strings.Cut(v, "=")
+		if !ok {
+			name, addr = v, v
+		}
+		targets = append(targets, target{name, addr})
+		return nil
+	})
+	embedded := fs.Bool("embedded", false, "also measure an in-process, in-memory zkraft")
+	ops := fs.String("ops", "create,setData,getData", "workloads, comma-separated")
+	cfg := loadgen.Config{}
+	fs.IntVar(&cfg.Sessions, "sessions", 8, "sessions per workload")
+	fs.IntVar(&cfg.InFlight, "inflight", 8, "requests each session keeps in flight")
+	fs.DurationVar(&cfg.Duration, "duration", 5*time.Second, "measured time per workload")
+	fs.DurationVar(&cfg.Warmup, "warmup", 2*time.Second, "unmeasured load before each measurement")
+	fs.IntVar(&cfg.Size, "size", 1024, "data bytes for setData and getData")
+	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the whole run (the embedded server included) to this file")
+	memprofile := fs.String("memprofile", "", "write a heap profile at the end of the run to this file")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			fmt.Fprintln(stderr, "zkload:", err)
+			return 1
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(stderr, "zkload:", err)
+			return 1
+		}
+		defer pprof.StopCPUProfile()
+	}
+	if *embedded {
+		srv, err := server.New(server.Config{ClientPortAddress: "127.0.0.1:0", MaxClientCnxns: -1})
+		if err == nil {
+			err = srv.Start()
+		}
+		if err != nil {
+			fmt.Fprintln(stderr, "zkload:", err)
+			return 1
+		}
+		defer srv.Close()
+		targets = append([]target{{"zkraft", srv.ConnectString()}}, targets...)
+	}
+	if len(targets) == 0 {
+		fmt.Fprintln(stderr, "zkload: give -embedded or at least one -target")
+		return 2
+	}
+	if *memprofile != "" {
+		defer writeHeapProfile(*memprofile, stderr)
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "server\top\tops/s\tp50\tp99\tp99.9\t\n")
+	for _, op := range strings.Split(*ops, ",") {
+		for _, t := range targets {
+			c := cfg
+			c.Addr, c.Op = t.addr, loadgen.Op(op)
+			res, err := measure(c)
+			if err != nil {
+				fmt.Fprintf(stderr, "zkload: %s %s: %v\n", t.name, op, err)
+				return 1
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%.0f\t%v\t%v\t%v\t\n", t.name, op, res.OpsPerSec(),
+				res.Percentile(0.5).Round(time.Microsecond), res.Percentile(0.99).Round(time.Microsecond),
+				res.Percentile(0.999).Round(time.Microsecond))
+			tw.Flush()
+		}
+	}
+	return 0
+}
+
+// measure runs one workload under a fresh root, removed afterwards.
+func measure(c loadgen.Config) (*loadgen.Result, error) {
+	root, err := loadgen.NewRoot(c.Addr)
+	if err != nil {
+		return nil, err
+	}
+	c.Root = root
+	res, err := loadgen.Run(c)
+	if rerr := loadgen.RemoveRoot(c.Addr, root); err == nil {
+		err = rerr
+	}
+	return res, err
+}
+
+func writeHeapProfile(path string, stderr io.Writer) {
+	f, err := os.Create(path)
+	if err == nil {
+		err = pprof.WriteHeapProfile(f)
+		f.Close()
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "zkload:", err)
+	}
+}
