@@ -1,0 +1,63 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestRun_BadInputExitsTwo(t *testing.T) {
+	dir := t.TempDir()
+	badCfg := filepath.Join(dir, "bad.cfg")
+	require.NoError(t, os.WriteFile(badCfg, []byte("tickTime=soon\n"), 0o600))
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unknown flag", []string{"-nope"}, "flag provided but not defined"},
+		{"bad duration", []string{"-tick-time", "fast"}, "invalid value"},
+		{"bad log level", []string{"-log-level", "loud"}, "-log-level"},
+		{"bad config value", []string{"-config", badCfg}, "tickTime=soon"},
+		{"missing config", []string{filepath.Join(dir, "none.cfg")}, "no such file"},
+		{"two configs", []string{"-config", badCfg, badCfg}, "not both"},
+		{"invalid setting", []string{"-id", "999"}, "server id"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var stderr bytes.Buffer
+			assert.Equal(t, 2, run(tc.args, &stderr))
+			assert.Contains(t, stderr.String(), tc.want)
+		})
+	}
+}
+
+func TestConfigure_FlagsOverrideZooCfg(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "zoo.cfg")
+	cfg := "tickTime=3000\nclientPort=2190\nclientPortAddress=0.0.0.0\nmaxClientCnxns=10\nfancyKey=1\n"
+	require.NoError(t, os.WriteFile(path, []byte(cfg), 0o600))
+	var stderr bytes.Buffer
+	got, _, err := configure([]string{"-port", "2200", "-tick-time", "500ms", path}, &stderr)
+	require.NoError(t, err)
+	assert.Equal(t, "0.0.0.0:2200", got.ClientPortAddress)
+	assert.Equal(t, 500*time.Millisecond, got.TickTime)
+	assert.Equal(t, 10, got.MaxClientCnxns, "from the file")
+	assert.Contains(t, stderr.String(), "fancyKey", "unknown keys are warned about")
+}
+
+func TestConfigure_Defaults(t *testing.T) {
+	var stderr bytes.Buffer
+	got, _, err := configure(nil, &stderr)
+	require.NoError(t, err)
+	got2, _, err := configure([]string{"-address", "127.0.0.2"}, &stderr)
+	require.NoError(t, err)
+	assert.Equal(t, "", got.ClientPortAddress, "empty means the server's default 127.0.0.1:2181")
+	assert.Equal(t, "127.0.0.2:2181", got2.ClientPortAddress)
+	assert.True(t, strings.HasPrefix(got2.ClientPortAddress, "127.0.0.2"))
+}

@@ -1,0 +1,103 @@
+package server_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkraft/zkraft/server"
+)
+
+func TestParseZooCfg(t *testing.T) {
+	in := `# ZooKeeper's sample, more or less
+tickTime=2000
+initLimit=10
+dataDir=/var/lib/zookeeper
+clientPort = 2182
+clientPortAddress: 0.0.0.0
+maxClientCnxns 0
+minSessionTimeout=-1
+maxSessionTimeout=90000
+4lw.commands.whitelist=srvr, ruok,\
+  mntr
+jute.maxbuffer=0x200000
+extendedTypesEnabled=true
+znode.container.checkIntervalMs=1500
+! a comment too
+`
+	cfg, unknown, err := server.ParseZooCfg(strings.NewReader(in))
+	require.NoError(t, err)
+	assert.Equal(t, 2*time.Second, cfg.TickTime)
+	assert.Equal(t, "0.0.0.0:2182", cfg.ClientPortAddress)
+	assert.Equal(t, -1, cfg.MaxClientCnxns, "0 in zoo.cfg means no limit")
+	assert.Zero(t, cfg.MinSessionTimeout, "-1 means the default")
+	assert.Equal(t, 90*time.Second, cfg.MaxSessionTimeout)
+	assert.Equal(t, []string{"srvr", "ruok", "mntr"}, cfg.FourLetterWords)
+	assert.Equal(t, 0x200000, cfg.JuteMaxBuffer)
+	assert.True(t, cfg.ExtendedTypesEnabled)
+	assert.Equal(t, 1500*time.Millisecond, cfg.ContainerCheckInterval)
+	assert.Equal(t, []string{"initLimit", "dataDir"}, unknown)
+}
+
+func TestParseZooCfg_Errors(t *testing.T) {
+	tests := []struct {
+		name, in, want string
+	}{
+		{"tick not a number", "tickTime=fast\n", "line 1: tickTime=fast"},
+		{"negative tick", "tickTime=-5\n", "positive"},
+		{"bad port", "clientPort=99999\n", "clientPort=99999"},
+		{"bad bool", "extendedTypesEnabled=maybe\n", "extendedTypesEnabled"},
+		{"two errors", "tickTime=x\nmaxClientCnxns=y\n", "maxClientCnxns=y"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := server.ParseZooCfg(strings.NewReader(tc.in))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+}
+
+func TestParseZooCfg_PropertiesSyntax(t *testing.T) {
+	cfg, _, err := server.ParseZooCfg(strings.NewReader("clientPortAddress=127.0.0\\u002e1\n   tickTime   100\n"))
+	require.NoError(t, err)
+	assert.Equal(t, "127.0.0.1:2181", cfg.ClientPortAddress)
+	assert.Equal(t, 100*time.Millisecond, cfg.TickTime)
+}
+
+func TestConfig_Defaults(t *testing.T) {
+	cfg := server.DefaultConfig()
+	assert.Equal(t, 2*time.Second, cfg.TickTime)
+	assert.Equal(t, 4*time.Second, cfg.MinSessionTimeout)
+	assert.Equal(t, 40*time.Second, cfg.MaxSessionTimeout)
+	assert.Equal(t, "127.0.0.1:2181", cfg.ClientPortAddress)
+	assert.Equal(t, 60, cfg.MaxClientCnxns)
+	assert.Equal(t, []string{"srvr"}, cfg.FourLetterWords)
+	assert.Equal(t, 0xfffff, cfg.JuteMaxBuffer)
+	assert.NoError(t, cfg.Validate())
+}
+
+func TestConfig_Validate(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  server.Config
+		want string
+	}{
+		{"min above max", server.Config{MinSessionTimeout: time.Minute, MaxSessionTimeout: time.Second}, "minSessionTimeout"},
+		{"bad address", server.Config{ClientPortAddress: "nope"}, "clientPortAddress"},
+		{"tiny buffer", server.Config{JuteMaxBuffer: 10}, "jute.maxbuffer"},
+		{"server id", server.Config{ServerID: 300}, "server id"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.cfg.Validate()
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+			_, err = server.New(tc.cfg)
+			assert.Error(t, err, "New validates too")
+		})
+	}
+}
