@@ -42,9 +42,10 @@ func (c *conn) local(req request, body []byte) (string, bool) {
 	case *wire.AddWatchRequest:
 		c.addWatch(req, r)
 	case *wire.SASLRequest:
-		// No SASL mechanism is configured, so, as ZooKeeper without one,
-		// the server refuses the exchange.
-		c.reply(req, c.srv.fsm.LastZxid(), wire.CodeAuthFailed, nil)
+		// No SASL mechanism is configured. ZooKeeper 3.8.0 without one
+		// answers every token with OK, zxid 0 and a null token, and the
+		// client gains no identity.
+		c.reply(req, 0, wire.CodeOK, &wire.SASLResponse{})
 	default:
 		c.read(req, rec)
 	}
