@@ -47,6 +47,11 @@ type Config struct {
 	// ContainerMaxPerMinute bounds container and TTL deletions per minute
 	// (znode.container.maxPerMinute). Default 10000.
 	ContainerMaxPerMinute int
+	// SuperDigest is "super:<base64 sha1>" as made by ZooKeeper's
+	// DigestAuthenticationProvider (zookeeper.DigestAuthenticationProvider.superDigest):
+	// a connection that adds digest auth matching it is a superuser, which
+	// passes every ACL check. Empty means no superuser.
+	SuperDigest string
 	// ServerID is this member's id (myid); 1..254. Default 1.
 	ServerID int
 	// Logger receives the server's logs; nil discards them.
@@ -131,6 +136,9 @@ func (c Config) Validate() error {
 	}
 	if c.ServerID < 1 || c.ServerID > 254 {
 		bad("server id %d is outside 1..254", c.ServerID)
+	}
+	if c.SuperDigest != "" && !strings.Contains(c.SuperDigest, ":") {
+		bad("superDigest %q is not user:base64(sha1(user:password))", c.SuperDigest)
 	}
 	if c.RaftTimeout < 5*time.Millisecond {
 		bad("raft timeout %v is below 5ms", c.RaftTimeout)

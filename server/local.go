@@ -151,7 +151,11 @@ func (c *conn) addAuth(req request, p *wire.AuthPacket) (string, bool) {
 	var ids []wire.Id
 	switch p.Scheme {
 	case tree.SchemeDigest:
-		ids = append(ids, wire.Id{Scheme: tree.SchemeDigest, ID: digestID(string(p.Auth))})
+		id := digestID(string(p.Auth))
+		if super := c.srv.cfg.SuperDigest; super != "" && id == super {
+			ids = append(ids, wire.Id{Scheme: tree.SchemeSuper, ID: ""})
+		}
+		ids = append(ids, wire.Id{Scheme: tree.SchemeDigest, ID: id})
 	case tree.SchemeIP:
 		ids = append(ids, wire.Id{Scheme: tree.SchemeIP, ID: c.ip})
 	default:

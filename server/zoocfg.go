@@ -70,6 +70,8 @@ func (c *Config) applyZooCfg(key, v string, port, addr *string) (known bool, err
 		c.ExtendedTypesEnabled, err = strconv.ParseBool(v)
 	case "znode.container.checkIntervalMs":
 		c.ContainerCheckInterval, err = parseMillis(v, false)
+	case "DigestAuthenticationProvider.superDigest", "zookeeper.DigestAuthenticationProvider.superDigest":
+		c.SuperDigest = v
 	case "znode.container.maxPerMinute":
 		c.ContainerMaxPerMinute, err = strconv.Atoi(v)
 	default:

@@ -63,6 +63,7 @@ func run(args []string, stderr io.Writer) int {
 // options are the command-line flags; a flag that is set overrides zoo.cfg.
 type options struct {
 	config, address, fourLetter, logLevel, logFormat string
+	superDigest                                      string
 	port, maxCnxns, juteMaxBuffer, serverID          int
 	tick, minTimeout, maxTimeout, containerInterval  time.Duration
 	extendedTypes, version                           bool
@@ -84,6 +85,7 @@ func configure(args []string, stderr io.Writer) (server.Config, *slog.Logger, er
 	fs.BoolVar(&o.extendedTypes, "extended-types", false, "allow TTL nodes (zookeeper.extendedTypesEnabled)")
 	fs.DurationVar(&o.containerInterval, "container-check-interval", 0, "how often empty containers and expired TTL nodes are removed (default 1m)")
 	fs.IntVar(&o.serverID, "id", 0, "server id, 1..254 (default 1)")
+	fs.StringVar(&o.superDigest, "super-digest", "", "superuser digest, user:base64(sha1(user:password)) (zookeeper.DigestAuthenticationProvider.superDigest)")
 	fs.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
@@ -171,6 +173,8 @@ func applyFlags(fs *flag.FlagSet, o *options, cfg *server.Config) {
 			cfg.ContainerCheckInterval = o.containerInterval
 		case "id":
 			cfg.ServerID = o.serverID
+		case "super-digest":
+			cfg.SuperDigest = o.superDigest
 		}
 	})
 }
