@@ -199,6 +199,13 @@ func (f *FSM) applyRequest(c *Command, zxid int64, res *Result) {
 		res.Code = wire.CodeSessionExpired
 		return
 	}
+	if c.Op == wire.OpDeleteContainer {
+		// ZooKeeper 3.8.0 reads a client's deleteContainer as the whole raw
+		// packet taken as a UTF-8 path; its header's NULs always make that
+		// BADARGUMENTS. Only the leader's reaper (TypeReap) deletes containers.
+		res.Code = wire.CodeBadArguments
+		return
+	}
 	rec, ok := wire.RequestFor(c.Op)
 	if !ok || rec == nil {
 		res.Code = wire.CodeUnimplemented
@@ -230,14 +237,6 @@ func (f *FSM) write(ctx *tree.Context, op wire.Op, rec wire.Record) (wire.Code, 
 			return wire.CodeMarshallingError, nil
 		}
 		return wire.CodeOK, &wire.MultiResponse{Results: f.tree.Multi(ctx, r.Ops)}
-	case *wire.PathRequest:
-		if op == wire.OpDeleteContainer {
-			// ZooKeeper 3.8 reads a client's deleteContainer body as a raw
-			// UTF-8 path, length prefix and all, so the NULs in it always
-			// make it BADARGUMENTS. Only the leader's reaper (TypeReap)
-			// deletes containers.
-			return wire.CodeBadArguments, nil
-		}
 	case *wire.CheckVersionRequest:
 		// A check outside a multi: ZooKeeper 3.8.0 runs it as a write, so a
 		// failing one gets its code; a passing one gets OK here (ZooKeeper

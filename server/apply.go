@@ -19,22 +19,20 @@ func (s *Server) Applied(_ *tree.Tree, r *raftfsm.Result) {
 		s.watches.fire(r.Triggers)
 	}
 	cmd := r.Command
-	switch cmd.Type {
-	case raftfsm.TypeCreateSession:
-		if r.Code == 0 {
-			s.mu.Lock()
-			s.tracker.Add(cmd.Session, time.Duration(cmd.Timeout)*time.Millisecond, time.Now())
-			s.mu.Unlock()
-		}
-	case raftfsm.TypeCloseSession:
-		if r.Code == 0 {
-			s.sessionClosed(cmd.Session)
-		}
+	if cmd.Type == raftfsm.TypeCreateSession && r.Code == 0 {
+		s.mu.Lock()
+		s.tracker.Add(cmd.Session, time.Duration(cmd.Timeout)*time.Millisecond, time.Now())
+		s.mu.Unlock()
 	}
 	if cmd.Origin == s.origin && cmd.ReqID != 0 {
 		if cb := s.pending.take(cmd.ReqID); cb != nil {
 			cb(r)
 		}
+	}
+	// After the callback: a client's own closeSession gets its reply queued
+	// before its connection is told to finish.
+	if cmd.Type == raftfsm.TypeCloseSession && r.Code == 0 {
+		s.sessionClosed(cmd.Session)
 	}
 }
 

@@ -125,7 +125,9 @@ func (c *conn) children(t *tree.Tree, op wire.Op, r *wire.PathWatchRequest) (wir
 // without watches; a failed one gives an error result.
 func (c *conn) multiRead(t *tree.Tree, m *wire.MultiRequest) (wire.Code, wire.Record) {
 	if !m.Read && len(m.Ops) > 0 {
-		return wire.CodeMarshallingError, nil
+		// ZooKeeper 3.8.0 has already made its empty response when it meets
+		// the write sub-op, and sends it with the error.
+		return wire.CodeMarshallingError, errorBody{&wire.MultiResponse{}}
 	}
 	results := make([]wire.MultiResult, len(m.Ops))
 	for i, op := range m.Ops {
@@ -171,7 +173,7 @@ func (c *conn) addAuth(req request, p *wire.AuthPacket) (string, bool) {
 			auth = append(auth, id)
 		}
 	}
-	c.auth = auth
+	c.auth = javaSetOrder(auth)
 	c.reply(req, 0, wire.CodeOK, nil)
 	return "", true
 }

@@ -38,6 +38,8 @@ func (c *conn) handle(frame []byte) (string, bool) {
 		return "", true
 	case h.OpCode == wire.OpCloseSession:
 		return c.closeSession(req)
+	case h.OpCode == wire.OpCreateSession:
+		return c.createSessionAgain()
 	case isWrite(h.OpCode):
 		c.submit(req, body)
 		return "", true
@@ -133,13 +135,20 @@ func (c *conn) waitDrained() bool {
 	}
 }
 
-// reply queues a reply: the header, then the body unless the request failed.
-// A multi's body comes with code OK even when one of its ops failed.
+// errorBody marks a reply body that goes out with an error code, where
+// ZooKeeper sends one.
+type errorBody struct{ wire.Record }
+
+// reply queues a reply: the header, then the body unless the request failed
+// (or the body is an errorBody). A multi's body comes with code OK even when
+// one of its ops failed.
 func (c *conn) reply(req request, zxid int64, code wire.Code, resp wire.Record) {
 	hdr := wire.ReplyHeader{Xid: req.xid, Zxid: zxid, Err: code}
 	c.queue(func(b []byte) []byte {
 		b = hdr.Append(b)
-		if code == wire.CodeOK && resp != nil {
+		if eb, ok := resp.(errorBody); ok {
+			b = eb.Append(b)
+		} else if code == wire.CodeOK && resp != nil {
 			b = resp.Append(b)
 		}
 		return b
@@ -159,4 +168,22 @@ func (c *conn) event(ev wire.EventType, path string) {
 		b = hdr.Append(b)
 		return e.Append(b)
 	})
+}
+
+// createSessionAgain answers a createSession opcode sent after the
+// handshake as ZooKeeper 3.8.0 does: with a connect response for the
+// connection's own session, then closing the connection.
+func (c *conn) createSessionAgain() (string, bool) {
+	if !c.waitDrained() {
+		return "closed", false
+	}
+	sess, ok := c.srv.fsm.Session(c.session)
+	if !ok {
+		return "session gone", false
+	}
+	resp := wire.ConnectResponse{TimeOut: int32(c.timeout.Milliseconds()), SessionID: c.session, Passwd: sess.Passwd}
+	c.queue(resp.Append)
+	c.finish()
+	<-c.done
+	return "createSession after the handshake", false
 }

@@ -51,28 +51,34 @@ func (c *conn) setWatches(req request, rel int64, w watchLists) {
 			s.watches.addMode(c, p, tableData, modePersistent)
 		}
 		for _, p := range w.recursive {
+			s.watches.addMode(c, p, tableChild, modeRecursive)
 			s.watches.addMode(c, p, tableData, modeRecursive)
 		}
 		c.reply(req, s.fsm.LastZxid(), wire.CodeOK, nil)
 	})
 }
 
-// addWatch registers a persistent (mode 0, both tables) or persistent
-// recursive (mode 1, data table) watch. The node need not exist. The reply
-// carries a 4-byte ErrorResponse body of 0, as ZooKeeper sends.
+// addWatch registers a persistent (mode 0) or persistent recursive (mode 1)
+// watch in both tables, as ZooKeeper 3.8.0 does (a recursive watch never
+// fires NodeChildrenChanged, and the data table's notice suppresses the
+// child table's NodeDeleted, so the second entry only shows in checkWatches
+// and removeWatches). The node need not exist. The reply carries a 4-byte
+// ErrorResponse body of 0, as ZooKeeper sends.
 func (c *conn) addWatch(req request, r *wire.AddWatchRequest) {
 	s := c.srv
 	s.fsm.Read(func(*tree.Tree) {
+		var m mode
 		switch r.Mode {
 		case wire.AddWatchModePersistent:
-			s.watches.addMode(c, r.Path, tableData, modePersistent)
-			s.watches.addMode(c, r.Path, tableChild, modePersistent)
+			m = modePersistent
 		case wire.AddWatchModePersistentRecursive:
-			s.watches.addMode(c, r.Path, tableData, modeRecursive)
+			m = modeRecursive
 		default:
 			c.reply(req, s.fsm.LastZxid(), wire.CodeMarshallingError, nil)
 			return
 		}
+		s.watches.addMode(c, r.Path, tableData, m)
+		s.watches.addMode(c, r.Path, tableChild, m)
 		c.reply(req, s.fsm.LastZxid(), wire.CodeOK, &wire.ErrorResponse{Err: wire.CodeOK})
 	})
 }

@@ -70,9 +70,18 @@ func (t *Tree) EphemeralCount() int {
 	return n
 }
 
+// lookup finds a node for a read. As in ZooKeeper's DataTree, which keeps
+// the root under both "" and "/", reads of "" see the root.
+func (t *Tree) lookup(path string) *node {
+	if path == "" {
+		return t.nodes["/"]
+	}
+	return t.nodes[path]
+}
+
 // Stat returns the Stat of the node at path, if it exists.
 func (t *Tree) Stat(path string) (wire.Stat, bool) {
-	n := t.nodes[path]
+	n := t.lookup(path)
 	if n == nil {
 		return wire.Stat{}, false
 	}
@@ -83,7 +92,7 @@ func (t *Tree) Stat(path string) (wire.Stat, bool) {
 // NONODE if it does not exist, NOAUTH without READ. Data is shared, not
 // copied: callers must not modify it.
 func (t *Tree) Get(path string, ids []wire.Id) ([]byte, wire.Stat, wire.Code) {
-	n := t.nodes[path]
+	n := t.lookup(path)
 	if n == nil {
 		return nil, wire.Stat{}, wire.CodeNoNode
 	}
@@ -96,7 +105,7 @@ func (t *Tree) Get(path string, ids []wire.Id) ([]byte, wire.Stat, wire.Code) {
 // Children returns the names of a node's children, in no particular order,
 // and its Stat; NONODE or NOAUTH as Get.
 func (t *Tree) Children(path string, ids []wire.Id) ([]string, wire.Stat, wire.Code) {
-	n := t.nodes[path]
+	n := t.lookup(path)
 	if n == nil {
 		return nil, wire.Stat{}, wire.CodeNoNode
 	}
@@ -116,7 +125,7 @@ func (t *Tree) Exists(path string) (wire.Stat, wire.Code) {
 	if strings.IndexByte(path, 0) >= 0 {
 		return wire.Stat{}, wire.CodeBadArguments
 	}
-	n := t.nodes[path]
+	n := t.lookup(path)
 	if n == nil {
 		return wire.Stat{}, wire.CodeNoNode
 	}
@@ -126,7 +135,7 @@ func (t *Tree) Exists(path string) (wire.Stat, wire.Code) {
 // ACL returns a node's ACL and Stat. The caller needs READ or ADMIN; with
 // READ but not ADMIN, digest ids are masked to "user:x" as ZooKeeper does.
 func (t *Tree) ACL(path string, ids []wire.Id) ([]wire.ACL, wire.Stat, wire.Code) {
-	n := t.nodes[path]
+	n := t.lookup(path)
 	if n == nil {
 		return nil, wire.Stat{}, wire.CodeNoNode
 	}
@@ -150,15 +159,18 @@ func (t *Tree) ACL(path string, ids []wire.Id) ([]wire.ACL, wire.Stat, wire.Code
 // AllChildrenNumber returns the number of all descendants of path; NONODE or
 // NOAUTH as Get.
 func (t *Tree) AllChildrenNumber(path string, ids []wire.Id) (int32, wire.Code) {
-	n := t.nodes[path]
+	n := t.lookup(path)
 	if n == nil {
 		return 0, wire.CodeNoNode
 	}
 	if !CheckACL(n.acl, wire.PermRead, ids) {
 		return 0, wire.CodeNoAuth
 	}
-	if path == "/" {
+	switch path {
+	case "/":
 		return int32(len(t.nodes) - 1), wire.CodeOK
+	case "": // ZooKeeper counts every key under "" + "/": all nodes
+		return int32(len(t.nodes)), wire.CodeOK
 	}
 	return int32(t.countDescendants(path, n)), wire.CodeOK
 }

@@ -303,3 +303,29 @@ func mustKindOf(t testing.TB, tr *tree.Tree, path string, zxid int64) tree.Kind 
 	}
 	return tree.KindPersistent
 }
+
+// ZooKeeper's DataTree keeps the root under "" as well as "/", so reads of
+// "" see the root; writes of "" are refused by their path checks.
+func TestTree_EmptyPathReadsTheRoot(t *testing.T) {
+	tr := newTree(t)
+	data, st, code := tr.Get("", nil)
+	require.Equal(t, wire.CodeOK, code)
+	assert.Equal(t, []byte{}, data)
+	rootStat, _ := tr.Stat("/")
+	assert.Equal(t, rootStat, st)
+	kids, _, code := tr.Children("", nil)
+	require.Equal(t, wire.CodeOK, code)
+	assert.Equal(t, []string{"zookeeper"}, kids)
+	_, code = tr.Exists("")
+	assert.Equal(t, wire.CodeOK, code)
+	acl, _, code := tr.ACL("", nil)
+	require.Equal(t, wire.CodeOK, code)
+	assert.Equal(t, wire.OpenACLUnsafe, acl)
+	all, _ := tr.AllChildrenNumber("", nil)
+	slash, _ := tr.AllChildrenNumber("/", nil)
+	assert.Equal(t, slash+1, all, "ZooKeeper counts the root itself under \"\"")
+	c := &tree.Context{Zxid: 10}
+	_, code = tr.SetData(c, "", nil, -1)
+	assert.Equal(t, wire.CodeBadArguments, code)
+	assert.Equal(t, wire.CodeBadArguments, tr.Delete(c, "", -1))
+}
