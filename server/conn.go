@@ -245,6 +245,9 @@ func (c *conn) createSession(req *wire.ConnectRequest) (string, bool) {
 
 func (c *conn) resumeSession(req *wire.ConnectRequest) (string, bool) {
 	s := c.srv
+	// As ZooKeeper does, the session's current connection here is closed
+	// before the password is even checked.
+	s.unbind(req.SessionID, "client reconnecting with this session")
 	sess, ok := s.fsm.Session(req.SessionID)
 	if !ok || !session.PasswordMatches(sess.Passwd, req.Passwd) || !s.revalidate(req.SessionID, c.timeout) {
 		c.log.Info("session expired or invalid; telling the client", "session", hexID(req.SessionID))
@@ -348,6 +351,17 @@ func (c *conn) close(reason string) {
 		c.nc.Close()
 		c.log.Debug("connection closed", "reason", reason, "session", hexID(c.session))
 	})
+}
+
+// unbind closes the connection session id has on this server, if any.
+func (s *Server) unbind(id int64, reason string) {
+	s.mu.Lock()
+	old := s.bySession[id]
+	delete(s.bySession, id)
+	s.mu.Unlock()
+	if old != nil {
+		old.close(reason)
+	}
 }
 
 // bind makes c the connection of session id, closing any other connection
