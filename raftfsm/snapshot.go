@@ -41,9 +41,23 @@ func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
 	return s, nil
 }
 
+// Keeper is a raft.SnapshotSink that can keep a snapshot's captured state
+// instead of its bytes, for a store that serializes it only when the
+// snapshot is opened (an in-memory store: most snapshots only let Raft
+// truncate its log and are never read).
+type Keeper interface {
+	raft.SnapshotSink
+	Keep(s raft.FSMSnapshot)
+}
+
 // Persist writes the snapshot: a versioned header with the last zxid, the
-// sessions, then the tree. On any error the sink is cancelled.
+// sessions, then the tree. On any error the sink is cancelled. A Keeper
+// sink keeps the captured state instead.
 func (s *fsmSnapshot) Persist(sink raft.SnapshotSink) error {
+	if k, ok := sink.(Keeper); ok {
+		k.Keep(s)
+		return sink.Close()
+	}
 	if err := s.writeTo(sink); err != nil {
 		_ = sink.Cancel()
 		return fmt.Errorf("persist snapshot: %w", err)

@@ -148,17 +148,23 @@ func (c *conn) run() string {
 	if reason, ok := c.handshake(); !ok {
 		return reason
 	}
-	deadlineAt := time.Time{}
+	// A connection silent for its session timeout is closed, as ZooKeeper
+	// closes it. The deadline moves only once a quarter of the timeout has
+	// gone, and is set a quarter beyond it, so the connection closes
+	// between one and one and a quarter timeouts after the last packet.
+	deadlineAt := time.Now()
+	c.nc.SetReadDeadline(deadlineAt.Add(c.timeout * 5 / 4))
 	for {
-		if now := time.Now(); now.Sub(deadlineAt) > c.timeout/4 {
-			deadlineAt = now
-			c.nc.SetReadDeadline(now.Add(c.timeout))
-		}
 		frame, err := c.fr.Next()
 		if err != nil {
 			return c.readError(err)
 		}
-		if reason, ok := c.handle(frame); !ok {
+		now := time.Now() // one clock read per request: it dates it and touches the session
+		if now.Sub(deadlineAt) > c.timeout/4 {
+			deadlineAt = now
+			c.nc.SetReadDeadline(now.Add(c.timeout * 5 / 4))
+		}
+		if reason, ok := c.handle(frame, now); !ok {
 			return reason
 		}
 	}

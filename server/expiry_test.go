@@ -163,3 +163,36 @@ func TestSession_NegotiatedTimeoutIsClamped(t *testing.T) {
 		}
 	})
 }
+
+// A session longer than the 10s handshake deadline must not be cut off by
+// it: a client pinging every third of its timeout keeps its connection.
+func TestSession_LongTimeoutOutlivesHandshakeDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		_, ln := startBubbled(t, Config{TickTime: 2 * time.Second})
+		c := ln.dial()
+		defer c.Close()
+		rawSession(t, c, 40*time.Second)
+		for range 6 {
+			time.Sleep(13 * time.Second)
+			ping(t, c)
+		}
+	})
+}
+
+// The connection closes between one and one and a quarter timeouts of silence.
+func TestSession_IdleConnectionClosesAfterTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		_, ln := startBubbled(t, Config{TickTime: time.Second})
+		c := ln.dial()
+		defer c.Close()
+		rawSession(t, c, 8*time.Second)
+		time.Sleep(7 * time.Second)
+		ping(t, c)
+		start := time.Now()
+		_, err := c.Read(make([]byte, 1))
+		require.Error(t, err)
+		idle := time.Since(start)
+		assert.GreaterOrEqual(t, idle, 8*time.Second)
+		assert.LessOrEqual(t, idle, 10*time.Second)
+	})
+}

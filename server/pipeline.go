@@ -21,7 +21,7 @@ func isWrite(op wire.Op) bool {
 // and left in flight (several at once); anything else first waits until
 // every earlier write of this connection has been applied and answered, so
 // replies leave in request order and a session reads its own writes.
-func (c *conn) handle(frame []byte) (string, bool) {
+func (c *conn) handle(frame []byte, now time.Time) (string, bool) {
 	var h wire.RequestHeader
 	if _, err := h.Decode(frame); err != nil {
 		c.log.Warn("closing connection: frame shorter than a request header", "len", len(frame))
@@ -30,8 +30,8 @@ func (c *conn) handle(frame []byte) (string, bool) {
 	body := frame[wire.RequestHeaderSize:]
 	c.stats.received()
 	c.srv.stats.received.Add(1)
-	c.touch()
-	req := request{xid: h.Xid, op: h.OpCode, start: time.Now()}
+	c.touch(now)
+	req := request{xid: h.Xid, op: h.OpCode, start: now}
 	switch {
 	case h.OpCode == wire.OpPing:
 		c.reply(req, c.srv.fsm.LastZxid(), wire.CodeOK, nil)
@@ -154,8 +154,9 @@ func (c *conn) reply(req request, zxid int64, code wire.Code, resp wire.Record) 
 		return b
 	})
 	if req.op != wire.OpPing {
-		lat := time.Since(req.start)
-		c.stats.answered(req, zxid, lat)
+		now := time.Now()
+		lat := now.Sub(req.start)
+		c.stats.answered(req, zxid, lat, now)
 		c.srv.stats.latency(lat)
 	}
 }

@@ -31,12 +31,12 @@ func (s *Server) startRaft(ctx context.Context) error {
 	// check often so that it stays a few thousand entries long instead of
 	// holding every write since start.
 	conf.SnapshotInterval = 250 * time.Millisecond
-	conf.SnapshotThreshold = 32768
+	conf.SnapshotThreshold = minSnapshotThreshold
 	conf.TrailingLogs = 1024
 	conf.Logger = raftLogger(s.log)
 
 	store := raft.NewInmemStore()
-	snaps := raft.NewInmemSnapshotStore()
+	snaps := &memSnapshotStore{}
 	addr, trans := raft.NewInmemTransport(raft.ServerAddress("zkraft-" + strconv.Itoa(s.cfg.ServerID)))
 	bootstrap := raft.Configuration{Servers: []raft.Server{{ID: conf.LocalID, Address: addr}}}
 	if err := raft.BootstrapCluster(conf, store, store, snaps, trans, bootstrap); err != nil {
@@ -93,4 +93,37 @@ func raftLogger(l *slog.Logger) hclog.Logger {
 		return hclog.NewNullLogger()
 	}
 	return hclog.FromStandardLogger(std, &hclog.LoggerOptions{Name: "raft", Level: level, Output: io.Discard})
+}
+
+// minSnapshotThreshold is the fewest log entries between snapshots.
+const minSnapshotThreshold = 32768
+
+// tuneSnapshots keeps Raft's snapshot threshold at the tree's size (at
+// least minSnapshotThreshold). A snapshot copies every node, so spacing
+// snapshots by as many writes as there are nodes costs each write about one
+// node copy, however large the tree, while the log Raft keeps in memory
+// between snapshots stays in proportion to the tree.
+func (s *Server) tuneSnapshots() {
+	ticker := time.NewTicker(time.Second)
+	defer ticker.Stop()
+	current := uint64(minSnapshotThreshold)
+	for {
+		select {
+		case <-s.quit:
+			return
+		case <-ticker.C:
+		}
+		var nodes int
+		s.fsm.Read(func(t *treeT) { nodes = t.Len() })
+		want := max(uint64(nodes), minSnapshotThreshold)
+		if want < current*3/4 || want > current*5/4 {
+			rc := s.raft.ReloadableConfig()
+			rc.SnapshotThreshold = want
+			if err := s.raft.ReloadConfig(rc); err != nil {
+				s.log.Warn("tune snapshot threshold", "err", err)
+				continue
+			}
+			current = want
+		}
+	}
 }

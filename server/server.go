@@ -128,6 +128,7 @@ func (s *Server) start(ln net.Listener) error {
 		s.goOwned("futures", s.waitFutures)
 		s.goOwned("sessions", s.expireSessions)
 		s.goOwned("containers", s.reapContainers)
+		s.goOwned("snapshots", s.tuneSnapshots)
 	}
 	s.goOwned("accept", func() { s.acceptLoop(ln) })
 	s.log.Info("serving", "addr", ln.Addr().String(), "server_id", s.cfg.ServerID)

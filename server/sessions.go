@@ -30,15 +30,15 @@ func (s *Server) onLeader() {
 
 // touch records a packet from session id. Deadlines fall on tick
 // boundaries, so it only reaches the tracker once per tick.
-func (c *conn) touch() {
-	tick := time.Now().UnixMilli() / c.srv.cfg.TickTime.Milliseconds()
+func (c *conn) touch(now time.Time) {
+	tick := now.UnixMilli() / c.srv.cfg.TickTime.Milliseconds()
 	if tick == c.lastTick {
 		return
 	}
 	c.lastTick = tick
 	s := c.srv
 	s.mu.Lock()
-	s.tracker.Touch(c.session, time.Now())
+	s.tracker.Touch(c.session, now)
 	s.mu.Unlock()
 }
 

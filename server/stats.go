@@ -86,14 +86,14 @@ type connStats struct {
 func (c *connStats) received() { c.recv.Add(1) }
 func (c *connStats) sentOne()  { c.sent.Add(1) }
 
-func (c *connStats) answered(req request, zxid int64, lat time.Duration) {
+func (c *connStats) answered(req request, zxid int64, lat time.Duration, now time.Time) {
 	ms := lat.Milliseconds()
 	c.lat.add(ms)
 	c.mu.Lock()
 	c.lastOp = opTag(req.op)
 	c.lastCxid = req.xid
 	c.lastZxid = zxid
-	c.lastResp = time.Now()
+	c.lastResp = now
 	c.lastLat = ms
 	c.mu.Unlock()
 }

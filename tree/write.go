@@ -154,20 +154,22 @@ func (t *Tree) Create(c *Context, a CreateArgs) (string, wire.Stat, wire.Code) {
 // NodeChildrenChanged.
 func (t *Tree) insert(c *Context, path, parentPath string, parent *node, n *node) {
 	name := baseName(path)
-	oldCreates, oldPzxid := parent.childCreates, parent.pzxid
+	if t.undo != nil {
+		oldCreates, oldPzxid := parent.childCreates, parent.pzxid
+		t.undo = append(t.undo, func() {
+			delete(t.nodes, path)
+			delete(parent.children, name)
+			parent.childCreates, parent.pzxid = oldCreates, oldPzxid
+			t.unindex(path, n)
+			t.dataSize -= int64(len(path) + len(n.data))
+		})
+	}
 	t.nodes[path] = n
 	t.link(parent, name)
 	parent.childCreates++
 	parent.pzxid = max(parent.pzxid, c.Zxid)
 	t.index(path, n)
 	t.dataSize += int64(len(path) + len(n.data))
-	t.record(func() {
-		delete(t.nodes, path)
-		delete(parent.children, name)
-		parent.childCreates, parent.pzxid = oldCreates, oldPzxid
-		t.unindex(path, n)
-		t.dataSize -= int64(len(path) + len(n.data))
-	})
 	c.fire(path, wire.EventNodeCreated)
 	c.fire(parentPath, wire.EventNodeChildrenChanged)
 }
@@ -197,13 +199,6 @@ func (t *Tree) unindex(path string, n *node) {
 		}
 	case KindContainer, KindTTL:
 		delete(t.reapable, path)
-	}
-}
-
-// record keeps an undo step while a multi is being applied.
-func (t *Tree) record(undo func()) {
-	if t.undo != nil {
-		t.undo = append(t.undo, undo)
 	}
 }
 
@@ -240,19 +235,21 @@ func (t *Tree) Delete(c *Context, path string, version int32) wire.Code {
 // NodeChildrenChanged. The parent's stored cversion does not change.
 func (t *Tree) remove(c *Context, path, parentPath string, parent, n *node) {
 	name := baseName(path)
-	oldPzxid := parent.pzxid
+	if t.undo != nil {
+		oldPzxid := parent.pzxid
+		t.undo = append(t.undo, func() {
+			t.nodes[path] = n
+			t.link(parent, name)
+			parent.pzxid = oldPzxid
+			t.index(path, n)
+			t.dataSize += int64(len(path) + len(n.data))
+		})
+	}
 	delete(t.nodes, path)
 	delete(parent.children, name)
 	parent.pzxid = max(parent.pzxid, c.Zxid)
 	t.unindex(path, n)
 	t.dataSize -= int64(len(path) + len(n.data))
-	t.record(func() {
-		t.nodes[path] = n
-		t.link(parent, name)
-		parent.pzxid = oldPzxid
-		t.index(path, n)
-		t.dataSize += int64(len(path) + len(n.data))
-	})
 	c.fire(path, wire.EventNodeDeleted)
 	c.fire(parentPath, wire.EventNodeChildrenChanged)
 }
@@ -272,14 +269,16 @@ func (t *Tree) SetData(c *Context, path string, data []byte, version int32) (wir
 	if !versionMatches(version, n.version) {
 		return wire.Stat{}, wire.CodeBadVersion
 	}
-	old := *n
+	if t.undo != nil {
+		oldData, oldVersion, oldMzxid, oldMtime := n.data, n.version, n.mzxid, n.mtime
+		t.undo = append(t.undo, func() {
+			t.dataSize -= int64(len(n.data) - len(oldData))
+			n.data, n.version, n.mzxid, n.mtime = oldData, oldVersion, oldMzxid, oldMtime
+		})
+	}
 	t.dataSize += int64(len(data) - len(n.data))
 	n.data, n.version = data, nextVersion(n.version)
 	n.mzxid, n.mtime = c.Zxid, c.Time
-	t.record(func() {
-		t.dataSize -= int64(len(n.data) - len(old.data))
-		n.data, n.version, n.mzxid, n.mtime = old.data, old.version, old.mzxid, old.mtime
-	})
 	c.fire(path, wire.EventNodeDataChanged)
 	return n.stat(), wire.CodeOK
 }
@@ -304,9 +303,11 @@ func (t *Tree) SetACL(c *Context, path string, acl []wire.ACL, version int32) (w
 	if !versionMatches(version, n.aversion) {
 		return wire.Stat{}, wire.CodeBadVersion
 	}
-	oldACL, oldVersion := n.acl, n.aversion
+	if t.undo != nil {
+		oldACL, oldVersion := n.acl, n.aversion
+		t.undo = append(t.undo, func() { n.acl, n.aversion = oldACL, oldVersion })
+	}
 	n.acl, n.aversion = fixed, nextVersion(n.aversion)
-	t.record(func() { n.acl, n.aversion = oldACL, oldVersion })
 	return n.stat(), wire.CodeOK
 }
 

