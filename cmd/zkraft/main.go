@@ -48,6 +48,10 @@ func run(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "zkraft: %v\n", err)
 		return 2
 	}
+	// Catch signals before serving, so that one arriving as soon as the
+	// server is up still shuts it down gracefully.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	srv, err := server.New(cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "zkraft: %v\n", err)
@@ -58,7 +62,6 @@ func run(args []string, stderr io.Writer) int {
 		return 1
 	}
 	logger.Info("zkraft serving", "connect", srv.ConnectString(), "version", server.Version)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	<-ctx.Done()
 	stop() // a second signal now ends the process at once
 	logger.Info("shutting down")
