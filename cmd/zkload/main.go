@@ -14,8 +14,8 @@ import (
 	"os"
 	"runtime/pprof"
 	"slices"
+	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/zkraft/zkraft/integration/loadgen"
@@ -86,10 +86,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if *memprofile != "" {
 		defer writeHeapProfile(*memprofile, stderr)
 	}
-	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "run\tserver\top\tops/s\tp50\tp99\tp99.9\t\n")
-	all := make(map[string][]row)
-	var order []string
+	line := func(run, name, op string, r row) {
+		fmt.Fprintf(stdout, "%-7s %-10s %-8s %s\n", run, name, op, r)
+	}
+	fmt.Fprintf(stdout, "%-7s %-10s %-8s %9s %9s %9s %9s\n", "run", "server", "op", "ops/s", "p50", "p99", "p99.9")
+	all := make(map[[2]string][]row)
+	var order [][2]string
 	for run := 1; run <= *runs; run++ {
 		for _, op := range strings.Split(*ops, ",") {
 			for _, t := range targets {
@@ -101,21 +103,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 					return 1
 				}
 				r := rowOf(res)
-				key := t.name + "\t" + op
+				key := [2]string{t.name, op}
 				if all[key] == nil {
 					order = append(order, key)
 				}
 				all[key] = append(all[key], r)
-				fmt.Fprintf(tw, "%d\t%s\t%s\t\n", run, key, r)
-				tw.Flush()
+				line(strconv.Itoa(run), t.name, op, r)
 			}
 		}
 	}
 	if *runs > 1 {
 		for _, key := range order {
-			fmt.Fprintf(tw, "median\t%s\t%s\t\n", key, median(all[key]))
+			line("median", key[0], key[1], median(all[key]))
 		}
-		tw.Flush()
 	}
 	return 0
 }
@@ -132,7 +132,7 @@ func rowOf(res *loadgen.Result) row {
 
 func (r row) String() string {
 	us := func(d time.Duration) time.Duration { return d.Round(time.Microsecond) }
-	return fmt.Sprintf("%.0f\t%v\t%v\t%v", r.opsPerSec, us(r.p50), us(r.p99), us(r.p999))
+	return fmt.Sprintf("%9.0f %9v %9v %9v", r.opsPerSec, us(r.p50), us(r.p99), us(r.p999))
 }
 
 // median takes the median of each column separately.
