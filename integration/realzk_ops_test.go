@@ -169,7 +169,7 @@ func (r *rzRun) children(cl *rzGZClient, path string) {
 		kids, st, err := cl.c.Children(path)
 		o.add("err=%s", rzErr(err))
 		if err == nil {
-			o.add(" children=%s stat=", rzSorted(kids))
+			o.add(" children=%s stat=", rzList(kids))
 			o.zkStat(st)
 		}
 	})
@@ -181,7 +181,7 @@ func (r *rzRun) childrenW(cl *rzGZClient, path, watch string) {
 		r.watches[watch] = ch
 		o.add("err=%s watch=%v", rzErr(err), ch != nil)
 		if err == nil {
-			o.add(" children=%s stat=", rzSorted(kids))
+			o.add(" children=%s stat=", rzList(kids))
 			o.zkStat(st)
 		}
 	})

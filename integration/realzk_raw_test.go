@@ -22,7 +22,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"sort"
 	"testing"
 	"time"
 
@@ -344,10 +343,12 @@ func (o *rzObs) rawBody(op wire.Op, b []byte) {
 				}
 			}
 			o.add(" (root children filtered)")
+			o.add(" list=%s", rzSorted(kids))
+			break
 		}
-		o.add(" list=%s", rzSorted(kids))
+		o.add(" list=%s", rzList(kids))
 	case *wire.GetChildren2Response:
-		o.add(" children=%s stat=", rzSorted(v.Children))
+		o.add(" children=%s stat=", rzList(v.Children))
 		o.stat(v.Stat)
 	case *wire.SyncResponse:
 		o.add(" path=%q", v.Path)
@@ -386,9 +387,7 @@ func (o *rzObs) rawBody(op wire.Op, b []byte) {
 				o.add(" data=%s stat=", rzData(m.Data))
 				o.stat(m.Stat)
 			case wire.OpGetChildren:
-				kids := append([]string(nil), m.Children...)
-				sort.Strings(kids)
-				o.add(" children=%s", rzSorted(kids))
+				o.add(" children=%s", rzList(m.Children))
 			}
 			o.add("}")
 		}

@@ -28,7 +28,8 @@ package integration
 //   - ephemeralOwner: 0, "own" (the acting session) or "other(X)" (session of
 //     client X of the same run); any other value is "unknown".
 //   - the root path is written "~"; getChildren and getEphemerals lists are
-//     sorted (ZooKeeper returns them in HashSet order).
+//     compared in the servers' order (ZooKeeper's HashSet order, which zkraft
+//     reproduces), except the children of "/", sorted after filtering.
 //
 // Run it with a ZooKeeper 3.8 that has TTL nodes enabled:
 //
@@ -302,10 +303,18 @@ func rzData(b []byte) string {
 	return strconv.Quote(string(b))
 }
 
+// rzList shows a list in the server's own order: zkraft lists children and
+// ephemerals in the order ZooKeeper's HashSets iterate them.
+func rzList(ss []string) string {
+	return "[" + strings.Join(ss, " ") + "]"
+}
+
+// rzSorted shows a list sorted, for lists whose order depends on state
+// outside the run (the shared reference server's root).
 func rzSorted(ss []string) string {
 	ss = slices.Clone(ss)
 	sort.Strings(ss)
-	return "[" + strings.Join(ss, " ") + "]"
+	return rzList(ss)
 }
 
 func rzErr(err error) string {

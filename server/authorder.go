@@ -2,8 +2,8 @@ package server
 
 import (
 	"slices"
-	"unicode/utf16"
 
+	"github.com/zkraft/zkraft/tree"
 	"github.com/zkraft/zkraft/wire"
 )
 
@@ -28,17 +28,8 @@ func javaSetOrder(ids []wire.Id) []wire.Id {
 
 func javaBin(id wire.Id, size int) int {
 	h32 := int32(17)
-	h32 = 37*h32 + javaStringHash(id.Scheme)
-	h32 = 37*h32 + javaStringHash(id.ID)
+	h32 = 37*h32 + tree.JavaHash(id.Scheme)
+	h32 = 37*h32 + tree.JavaHash(id.ID)
 	spread := (h32 ^ int32(uint32(h32)>>16)) & 0x7fffffff
 	return int(spread) & (size - 1)
-}
-
-// javaStringHash is Java's String.hashCode over the UTF-16 code units.
-func javaStringHash(s string) int32 {
-	var h int32
-	for _, u := range utf16.Encode([]rune(s)) {
-		h = 31*h + int32(u)
-	}
-	return h
 }

@@ -43,10 +43,3 @@ func TestJavaSetOrder(t *testing.T) {
 		})
 	}
 }
-
-func TestJavaStringHash(t *testing.T) {
-	// Values printed by Java's String.hashCode.
-	assert.Equal(t, int32(-1331913276), javaStringHash("digest"))
-	assert.Equal(t, int32(1505998205), javaStringHash("127.0.0.1"))
-	assert.Equal(t, int32(16751501), javaStringHash("é€𝄞"), "UTF-16 code units, surrogates included")
-}

@@ -24,11 +24,11 @@ func (t *Tree) Check() error {
 			parent := t.nodes[parentOf(p)]
 			if parent == nil {
 				bad("%s: no parent", p)
-			} else if _, ok := parent.children[baseName(p)]; !ok {
+			} else if !parent.children.has(baseName(p)) {
 				bad("%s: parent does not list it", p)
 			}
 		}
-		for name := range n.children {
+		for name := range n.children.seq {
 			child := t.nodes[joinPath(p, name)]
 			if child == nil {
 				bad("%s: lists missing child %q", p, name)
@@ -39,10 +39,10 @@ func (t *Tree) Check() error {
 		switch n.kind {
 		case KindEphemeral:
 			ephemerals++
-			if _, ok := t.ephemerals[n.owner][p]; !ok {
+			if set := t.ephemerals[n.owner]; set == nil || !set.has(p) {
 				bad("%s: ephemeral not indexed under session %#x", p, n.owner)
 			}
-			if len(n.children) > 0 {
+			if n.children.len() > 0 {
 				bad("%s: ephemeral has children", p)
 			}
 		case KindContainer, KindTTL:
@@ -67,8 +67,10 @@ func (t *Tree) Check() error {
 // Owners returns the sessions that own ephemeral nodes.
 func (t *Tree) Owners() []int64 {
 	out := make([]int64, 0, len(t.ephemerals))
-	for s := range t.ephemerals {
-		out = append(out, s)
+	for s, set := range t.ephemerals {
+		if set.len() > 0 {
+			out = append(out, s)
+		}
 	}
 	return out
 }

@@ -124,9 +124,9 @@ func TestNode_VisibleCversion(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			n := &node{childCreates: tc.creates, children: map[string]struct{}{}}
+			n := &node{childCreates: tc.creates}
 			for i := range tc.children {
-				n.children[fmt.Sprint(i)] = struct{}{}
+				n.children.add(fmt.Sprint(i))
 			}
 			st := n.stat()
 			assert.Equal(t, tc.want, st.Cversion)
@@ -155,7 +155,7 @@ func TestTree_CreateNodeExistsBeforeEphemeralParent(t *testing.T) {
 	tr.dataSize += int64(len("/e/x"))
 	t.Cleanup(func() {
 		delete(tr.nodes, "/e/x")
-		delete(e.children, "x")
+		e.children.remove("x")
 		tr.dataSize -= int64(len("/e/x"))
 	})
 
@@ -170,8 +170,8 @@ func TestTree_CheckReportsViolations(t *testing.T) {
 		name    string
 		corrupt func(tr *Tree)
 	}{
-		{name: "missing parent link", corrupt: func(tr *Tree) { delete(tr.nodes["/p"].children, "c") }},
-		{name: "dangling child", corrupt: func(tr *Tree) { tr.nodes["/p"].children["ghost"] = struct{}{} }},
+		{name: "missing parent link", corrupt: func(tr *Tree) { tr.nodes["/p"].children.remove("c") }},
+		{name: "dangling child", corrupt: func(tr *Tree) { tr.nodes["/p"].children.add("ghost") }},
 		{name: "pzxid below child czxid", corrupt: func(tr *Tree) { tr.nodes["/p"].pzxid = 0 }},
 		{name: "data size", corrupt: func(tr *Tree) { tr.dataSize++ }},
 		{name: "ephemeral not indexed", corrupt: func(tr *Tree) { delete(tr.ephemerals, 7) }},

@@ -402,8 +402,10 @@ func (s *treeMachine) CloseSession(t *rapid.T) {
 	want := s.m.closeSession(o, session)
 	c := s.ctx(o)
 	got := s.tr.CloseSession(c, session)
-	require.Equal(t, want, got)
-	requireTriggers(t, o.triggers, c.Triggers)
+	// The model cannot predict ZooKeeper's (Java HashSet) order, which
+	// TestTree_CloseSessionJavaOrder checks; here the sets must agree.
+	require.ElementsMatch(t, want, got)
+	require.ElementsMatch(t, o.triggers, c.Triggers)
 }
 
 // Check compares every node, its Stat and data, and the ephemeral index.

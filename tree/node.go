@@ -26,7 +26,7 @@ const MaxTTL = 0x000000FFFFFFFFFF
 type node struct {
 	data     []byte
 	acl      []wire.ACL
-	children map[string]struct{}
+	children javaSet // child names, iterated in ZooKeeper's (Java's HashSet) order
 	czxid    int64
 	mzxid    int64
 	pzxid    int64
@@ -45,7 +45,7 @@ type node struct {
 
 // stat returns the node's Stat as clients see it.
 func (n *node) stat() wire.Stat {
-	nc := int32(len(n.children))
+	nc := int32(n.children.len())
 	var owner int64
 	if n.kind == KindEphemeral {
 		owner = n.owner

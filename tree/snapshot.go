@@ -30,20 +30,44 @@ type Snapshot struct {
 	records []record
 }
 
+// record is one node as a snapshot holds it. Besides the node, it keeps the
+// node's places in ZooKeeper's iteration orders, so that a restored tree
+// lists children and ephemerals as the original did.
 type record struct {
-	path string
-	n    node // children is nil: restore rebuilds the links
+	path   string
+	n      node   // children empty: restore rebuilds the links
+	seq    uint32 // the node's place among its parent's children
+	kids   setState
+	eph    setState // an ephemeral's session set, and ephSeq its place in it
+	ephSeq uint32
+}
+
+// setState is what a javaSet needs besides its members.
+type setState struct {
+	next uint32
+	bits uint8
 }
 
 // Snapshot captures the tree's current state.
 func (t *Tree) Snapshot() *Snapshot {
 	s := &Snapshot{records: make([]record, 0, len(t.nodes))}
 	for p, n := range t.nodes {
-		cp := *n
-		cp.children = nil
-		s.records = append(s.records, record{path: p, n: cp})
+		s.records = append(s.records, t.record(p, n))
 	}
 	return s
+}
+
+func (t *Tree) record(p string, n *node) record {
+	r := record{path: p, n: *n, kids: setState{n.children.next, n.children.bits}}
+	r.n.children = javaSet{}
+	if p != "/" {
+		r.seq = t.nodes[parentOf(p)].children.seq[baseName(p)]
+	}
+	if n.kind == KindEphemeral {
+		set := t.ephemerals[n.owner]
+		r.eph, r.ephSeq = setState{set.next, set.bits}, set.seq[p]
+	}
+	return r
 }
 
 // Len returns the number of nodes in the snapshot.
@@ -94,7 +118,11 @@ func appendRecord(b []byte, r *record) []byte {
 	for _, v := range []int32{n.version, n.childCreates, n.aversion} {
 		b = wire.AppendInt(b, v)
 	}
-	return wire.AppendInt(b, int32(n.kind))
+	b = wire.AppendInt(b, int32(n.kind))
+	for _, v := range []uint32{r.seq, r.kids.next, uint32(r.kids.bits), r.ephSeq, r.eph.next, uint32(r.eph.bits)} {
+		b = wire.AppendInt(b, int32(v))
+	}
+	return b
 }
 
 func decodeRecord(src []byte) (record, error) {
@@ -112,6 +140,10 @@ func decodeRecord(src []byte) (record, error) {
 	}
 	kind := d.Int()
 	n.kind = Kind(kind)
+	r.seq, r.kids.next = uint32(d.Int()), uint32(d.Int())
+	r.kids.bits = uint8(d.Int())
+	r.ephSeq, r.eph.next = uint32(d.Int()), uint32(d.Int())
+	r.eph.bits = uint8(d.Int())
 	if err := d.Err(); err != nil {
 		return r, err
 	}
@@ -139,10 +171,11 @@ func Restore(r io.Reader) (*Tree, error) {
 	count := binary.BigEndian.Uint64(hdr[len(snapshotMagic)+1:])
 	t := &Tree{
 		nodes:      make(map[string]*node, min(count, 1<<20)),
-		ephemerals: make(map[int64]map[string]struct{}),
+		ephemerals: make(map[int64]*javaSet),
 		reapable:   make(map[string]struct{}),
 	}
 	fr := wire.NewFrameReader(br, maxSnapshotRecord)
+	seqs := make(map[string]uint32, min(count, 1<<20))
 	for i := uint64(0); i < count; i++ {
 		frame, err := fr.Next()
 		if err != nil {
@@ -156,21 +189,40 @@ func Restore(r io.Reader) (*Tree, error) {
 			return nil, fmt.Errorf("%w: duplicate node %s", ErrBadSnapshot, rec.path)
 		}
 		n := rec.n
+		n.children = javaSet{init: childrenInitBits, next: rec.kids.next, bits: rec.kids.bits}
 		t.nodes[rec.path] = &n
-		t.index(rec.path, &n)
+		t.restoreIndex(&rec, &n)
 		t.dataSize += int64(len(rec.path) + len(n.data))
+		seqs[rec.path] = rec.seq
 	}
 	if _, err := fr.Next(); err != io.EOF {
 		return nil, fmt.Errorf("%w: data after the %d nodes the header counts", ErrBadSnapshot, count)
 	}
-	if err := t.relink(); err != nil {
+	if err := t.relink(seqs); err != nil {
 		return nil, err
 	}
 	return t, nil
 }
 
-// relink rebuilds every parent's child set after a restore.
-func (t *Tree) relink() error {
+// restoreIndex indexes a restored node, an ephemeral at its recorded place
+// in its session's set.
+func (t *Tree) restoreIndex(rec *record, n *node) {
+	if n.kind != KindEphemeral {
+		t.index(rec.path, n)
+		return
+	}
+	set := t.ephemerals[n.owner]
+	if set == nil {
+		set = &javaSet{init: ephemeralsInitBits}
+		t.ephemerals[n.owner] = set
+	}
+	set.put(rec.path, rec.ephSeq)
+	set.next, set.bits = rec.eph.next, rec.eph.bits
+}
+
+// relink rebuilds every parent's child set after a restore, each child at
+// its recorded place; the sets' table sizes were restored with the nodes.
+func (t *Tree) relink(seqs map[string]uint32) error {
 	if t.nodes["/"] == nil {
 		return fmt.Errorf("%w: no root", ErrBadSnapshot)
 	}
@@ -182,7 +234,9 @@ func (t *Tree) relink() error {
 		if parent == nil {
 			return fmt.Errorf("%w: %s has no parent", ErrBadSnapshot, p)
 		}
-		t.link(parent, baseName(p))
+		bits := parent.children.bits
+		parent.children.put(baseName(p), seqs[p])
+		parent.children.bits = max(bits, parent.children.bits)
 	}
 	return nil
 }
@@ -193,7 +247,7 @@ func (t *Tree) Digest() uint64 {
 	var sum uint64
 	var buf []byte
 	for p, n := range t.nodes {
-		r := record{path: p, n: *n}
+		r := t.record(p, n)
 		buf = appendRecord(buf[:0], &r)
 		h := fnv.New64a()
 		h.Write(buf)

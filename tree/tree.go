@@ -10,7 +10,9 @@ import (
 type Tree struct {
 	nodes map[string]*node
 	// ephemerals indexes each session's ephemeral nodes.
-	ephemerals map[int64]map[string]struct{}
+	// ephemerals indexes each session's ephemeral nodes, in ZooKeeper's
+	// order; a session's set lives, even empty, until the session closes.
+	ephemerals map[int64]*javaSet
 	// reapable holds every container and TTL node, the candidates of Reapable.
 	reapable map[string]struct{}
 	// dataSize is the sum of path and data lengths of all nodes, as
@@ -27,7 +29,7 @@ type Tree struct {
 func New() *Tree {
 	t := &Tree{
 		nodes:      make(map[string]*node),
-		ephemerals: make(map[int64]map[string]struct{}),
+		ephemerals: make(map[int64]*javaSet),
 		reapable:   make(map[string]struct{}),
 	}
 	t.addSystemNode("/", wire.OpenACLUnsafe, 0)
@@ -48,10 +50,8 @@ func (t *Tree) addSystemNode(p string, acl []wire.ACL, aversion int32) {
 }
 
 func (t *Tree) link(parent *node, name string) {
-	if parent.children == nil {
-		parent.children = make(map[string]struct{})
-	}
-	parent.children[name] = struct{}{}
+	parent.children.init = childrenInitBits
+	parent.children.add(name)
 }
 
 // Len returns the number of znodes, the root included. (ZooKeeper's "Node
@@ -65,7 +65,7 @@ func (t *Tree) ApproximateDataSize() int64 { return t.dataSize }
 func (t *Tree) EphemeralCount() int {
 	n := 0
 	for _, set := range t.ephemerals {
-		n += len(set)
+		n += set.len()
 	}
 	return n
 }
@@ -102,8 +102,8 @@ func (t *Tree) Get(path string, ids []wire.Id) ([]byte, wire.Stat, wire.Code) {
 	return n.data, n.stat(), wire.CodeOK
 }
 
-// Children returns the names of a node's children, in no particular order,
-// and its Stat; NONODE or NOAUTH as Get.
+// Children returns the names of a node's children, in the order ZooKeeper
+// lists them (its HashSet's), and its Stat; NONODE or NOAUTH as Get.
 func (t *Tree) Children(path string, ids []wire.Id) ([]string, wire.Stat, wire.Code) {
 	n := t.lookup(path)
 	if n == nil {
@@ -112,11 +112,7 @@ func (t *Tree) Children(path string, ids []wire.Id) ([]string, wire.Stat, wire.C
 	if !CheckACL(n.acl, wire.PermRead, ids) {
 		return nil, wire.Stat{}, wire.CodeNoAuth
 	}
-	names := make([]string, 0, len(n.children))
-	for name := range n.children {
-		names = append(names, name)
-	}
-	return names, n.stat(), wire.CodeOK
+	return n.children.ordered(), n.stat(), wire.CodeOK
 }
 
 // Exists returns a node's Stat, as ZooKeeper 3.8.0's exists: BADARGUMENTS for
@@ -177,7 +173,7 @@ func (t *Tree) AllChildrenNumber(path string, ids []wire.Id) (int32, wire.Code) 
 
 func (t *Tree) countDescendants(path string, n *node) int {
 	total := 0
-	for name := range n.children {
+	for name := range n.children.seq {
 		child := joinPath(path, name)
 		total += 1 + t.countDescendants(child, t.nodes[child])
 	}
@@ -189,10 +185,13 @@ func (t *Tree) countDescendants(path string, n *node) int {
 // judged as Java's String.trim does (every char up to U+0020, and nothing
 // else), as ZooKeeper's getEphemerals.
 func (t *Tree) Ephemerals(session int64, prefix string) []string {
-	all := t.ephemerals[session]
+	set := t.ephemerals[session]
+	if set == nil {
+		return []string{}
+	}
 	trimmed := strings.TrimFunc(prefix, func(r rune) bool { return r <= ' ' })
-	out := make([]string, 0, len(all))
-	for p := range all {
+	out := make([]string, 0, set.len())
+	for _, p := range set.orderedCopy() { // ZooKeeper lists a copy of the set
 		if trimmed == "" || trimmed == "/" || strings.HasPrefix(p, prefix) {
 			out = append(out, p)
 		}
@@ -201,4 +200,7 @@ func (t *Tree) Ephemerals(session int64, prefix string) []string {
 }
 
 // HasEphemerals reports whether session owns any ephemeral node.
-func (t *Tree) HasEphemerals(session int64) bool { return len(t.ephemerals[session]) > 0 }
+func (t *Tree) HasEphemerals(session int64) bool {
+	set := t.ephemerals[session]
+	return set != nil && set.len() > 0
+}

@@ -155,12 +155,23 @@ func (t *Tree) Create(c *Context, a CreateArgs) (string, wire.Stat, wire.Code) {
 func (t *Tree) insert(c *Context, path, parentPath string, parent *node, n *node) {
 	name := baseName(path)
 	if t.undo != nil {
-		oldCreates, oldPzxid := parent.childCreates, parent.pzxid
+		oldCreates, oldPzxid, oldKids := parent.childCreates, parent.pzxid, parent.children
+		eph, hadEph := t.ephemerals[n.owner], false
+		var oldEph javaSet
+		if n.kind == KindEphemeral && eph != nil {
+			hadEph, oldEph = true, *eph
+		}
 		t.undo = append(t.undo, func() {
 			delete(t.nodes, path)
-			delete(parent.children, name)
+			parent.children.remove(name)
+			parent.children.next, parent.children.bits = oldKids.next, oldKids.bits
 			parent.childCreates, parent.pzxid = oldCreates, oldPzxid
 			t.unindex(path, n)
+			if n.kind == KindEphemeral && !hadEph {
+				delete(t.ephemerals, n.owner) // the set this create made
+			} else if hadEph {
+				eph.next, eph.bits = oldEph.next, oldEph.bits
+			}
 			t.dataSize -= int64(len(path) + len(n.data))
 		})
 	}
@@ -180,10 +191,10 @@ func (t *Tree) index(path string, n *node) {
 	case KindEphemeral:
 		set := t.ephemerals[n.owner]
 		if set == nil {
-			set = make(map[string]struct{})
+			set = &javaSet{init: ephemeralsInitBits}
 			t.ephemerals[n.owner] = set
 		}
-		set[path] = struct{}{}
+		set.add(path)
 	case KindContainer, KindTTL:
 		t.reapable[path] = struct{}{}
 	}
@@ -192,14 +203,27 @@ func (t *Tree) index(path string, n *node) {
 func (t *Tree) unindex(path string, n *node) {
 	switch n.kind {
 	case KindEphemeral:
-		set := t.ephemerals[n.owner]
-		delete(set, path)
-		if len(set) == 0 {
-			delete(t.ephemerals, n.owner)
+		if set := t.ephemerals[n.owner]; set != nil {
+			set.remove(path)
 		}
 	case KindContainer, KindTTL:
 		delete(t.reapable, path)
 	}
+}
+
+// reindex puts an ephemeral back at its old place in its session's order
+// (undoing a delete); other kinds are indexed as usual.
+func (t *Tree) reindex(path string, n *node, ephSeq uint32) {
+	if n.kind != KindEphemeral {
+		t.index(path, n)
+		return
+	}
+	set := t.ephemerals[n.owner]
+	if set == nil {
+		set = &javaSet{init: ephemeralsInitBits}
+		t.ephemerals[n.owner] = set
+	}
+	set.put(path, ephSeq)
 }
 
 // Delete deletes a node, checking in ZooKeeper's order: path shape and
@@ -224,7 +248,7 @@ func (t *Tree) Delete(c *Context, path string, version int32) wire.Code {
 	if !versionMatches(version, n.version) {
 		return wire.CodeBadVersion
 	}
-	if len(n.children) > 0 {
+	if n.children.len() > 0 {
 		return wire.CodeNotEmpty
 	}
 	t.remove(c, path, parentPath, parent, n)
@@ -236,17 +260,21 @@ func (t *Tree) Delete(c *Context, path string, version int32) wire.Code {
 func (t *Tree) remove(c *Context, path, parentPath string, parent, n *node) {
 	name := baseName(path)
 	if t.undo != nil {
-		oldPzxid := parent.pzxid
+		oldPzxid, oldSeq := parent.pzxid, parent.children.seq[name]
+		var ephSeq uint32
+		if n.kind == KindEphemeral {
+			ephSeq = t.ephemerals[n.owner].seq[path]
+		}
 		t.undo = append(t.undo, func() {
 			t.nodes[path] = n
-			t.link(parent, name)
+			parent.children.put(name, oldSeq)
 			parent.pzxid = oldPzxid
-			t.index(path, n)
+			t.reindex(path, n, ephSeq)
 			t.dataSize += int64(len(path) + len(n.data))
 		})
 	}
 	delete(t.nodes, path)
-	delete(parent.children, name)
+	parent.children.remove(name)
 	parent.pzxid = max(parent.pzxid, c.Zxid)
 	t.unindex(path, n)
 	t.dataSize -= int64(len(path) + len(n.data))
@@ -341,7 +369,7 @@ func (t *Tree) DeleteContainer(c *Context, path string) wire.Code {
 	if n == nil {
 		return wire.CodeNoNode
 	}
-	if len(n.children) > 0 {
+	if n.children.len() > 0 {
 		return wire.CodeNotEmpty
 	}
 	if n.kind == KindEphemeral {
@@ -355,16 +383,17 @@ func (t *Tree) DeleteContainer(c *Context, path string) wire.Code {
 	return wire.CodeOK
 }
 
-// CloseSession deletes every ephemeral node of session, in path order so
-// that every replica fires the same triggers in the same order, and returns
-// their paths.
+// CloseSession deletes every ephemeral node of session, in the order
+// ZooKeeper does (that of a copy of the session's set), so that every replica
+// fires the same triggers in the same order as ZooKeeper, and returns their
+// paths.
 func (t *Tree) CloseSession(c *Context, session int64) []string {
 	set := t.ephemerals[session]
-	paths := make([]string, 0, len(set))
-	for p := range set {
-		paths = append(paths, p)
+	if set == nil {
+		return []string{}
 	}
-	slices.Sort(paths)
+	paths := set.orderedCopy()
+	delete(t.ephemerals, session)
 	for _, p := range paths {
 		parentPath := parentOf(p)
 		t.remove(c, p, parentPath, t.nodes[parentPath], t.nodes[p])
@@ -380,7 +409,7 @@ func (t *Tree) Reapable(now int64, limit int) []string {
 	var out []string
 	for p := range t.reapable {
 		n := t.nodes[p]
-		if len(n.children) > 0 {
+		if n.children.len() > 0 {
 			continue
 		}
 		if n.kind == KindContainer && n.childCreates > 0 || n.kind == KindTTL && now-n.mtime > n.ttl {

@@ -15,6 +15,7 @@ import time
 import uuid
 
 from kazoo.client import KazooClient
+from kazoo.exceptions import ConnectionClosedError
 
 server = sys.argv[1]
 root = "/kazoo-check-" + uuid.uuid4().hex[:12]
@@ -84,7 +85,10 @@ def election_elects_one():
         def lead():
             leaders.append(i)
             stop.wait(10)
-        c.Election(root + "/election", "e%d" % i).run(lead)
+        try:
+            c.Election(root + "/election", "e%d" % i).run(lead)
+        except ConnectionClosedError:
+            pass  # this contender's client was stopped on purpose
 
     threads = [threading.Thread(target=campaign, args=(c, i), daemon=True) for i, c in enumerate(clients)]
     for t in threads:

@@ -1,0 +1,72 @@
+package tree
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// The expected orders were printed by Java 17 iterating a java.util.HashSet
+// (new HashSet<>(8), as ZooKeeper's DataNode makes for children) after the
+// same adds and removes.
+func TestJavaSet_OrderMatchesJava(t *testing.T) {
+	kids := javaSet{init: childrenInitBits}
+	for i := range 20 {
+		kids.add(fmt.Sprintf("lock-%010d", i))
+	}
+	for _, n := range []string{"zookeeper", "a", "b", "child", "eph", "seq-0000000002"} {
+		kids.add(n)
+	}
+	assert.Equal(t, []string{
+		"lock-0000000009", "lock-0000000008", "lock-0000000007", "lock-0000000006", "lock-0000000001",
+		"lock-0000000000", "lock-0000000005", "eph", "lock-0000000004", "lock-0000000003", "lock-0000000002",
+		"a", "seq-0000000002", "b", "zookeeper", "lock-0000000019", "lock-0000000018", "lock-0000000017",
+		"lock-0000000012", "lock-0000000011", "lock-0000000010", "lock-0000000016", "lock-0000000015",
+		"lock-0000000014", "lock-0000000013", "child",
+	}, kids.ordered(), "26 names: the table grew 8 -> 16 -> 32 -> 64")
+
+	few := javaSet{init: childrenInitBits}
+	for _, n := range []string{"zookeeper", "x", "y", "z", "x1", "longer-name", "_c_4b0e-lock-0000000003", "eph", "seq-0000000001"} {
+		few.add(n)
+	}
+	assert.Equal(t, []string{"longer-name", "zookeeper", "x", "y", "x1", "z", "eph", "seq-0000000001",
+		"_c_4b0e-lock-0000000003"}, few.ordered())
+	few.remove("x")
+	few.remove("y")
+	few.add("x")
+	assert.Equal(t, []string{"longer-name", "zookeeper", "x", "x1", "z", "eph", "seq-0000000001",
+		"_c_4b0e-lock-0000000003"}, few.ordered(), "a removed name comes back at the end of its bin")
+}
+
+func TestJavaSet_OrderedCopyMatchesJava(t *testing.T) {
+	eph := javaSet{init: ephemeralsInitBits}
+	for _, p := range []string{"/b/e2", "/e3", "/a/e1", "/a/s0000000002"} {
+		eph.add(p)
+	}
+	assert.Equal(t, []string{"/a/s0000000002", "/b/e2", "/a/e1", "/e3"}, eph.orderedCopy())
+}
+
+func TestJavaHash(t *testing.T) {
+	// Values printed by Java's String.hashCode.
+	assert.Equal(t, int32(-1331913276), JavaHash("digest"))
+	assert.Equal(t, int32(1505998205), JavaHash("127.0.0.1"))
+	assert.Equal(t, int32(16751501), JavaHash("é€𝄞"), "UTF-16 code units, surrogates included")
+}
+
+// A clone (what ZooKeeper's getEphemerals returns) of a set that grew to 30
+// and shrank to 20 sizes its own table for 20: printed by Java 17.
+func TestJavaSet_OrderedCopyResizesForItsSize(t *testing.T) {
+	set := javaSet{init: ephemeralsInitBits}
+	for i := range 30 {
+		set.add(fmt.Sprintf("/locks/lock-%010d", i))
+	}
+	for i := range 10 {
+		set.remove(fmt.Sprintf("/locks/lock-%010d", i*2))
+	}
+	want := []string{}
+	for _, n := range []int{3, 25, 24, 13, 1, 23, 22, 11, 21, 20, 9, 19, 7, 29, 28, 17, 5, 27, 26, 15} {
+		want = append(want, fmt.Sprintf("/locks/lock-%010d", n))
+	}
+	assert.Equal(t, want, set.orderedCopy())
+}
