@@ -29,6 +29,9 @@ func (s *Server) Applied(_ *tree.Tree, r *raftfsm.Result) {
 			cb(r)
 		}
 	}
+	if s.zcount.Load() > 0 {
+		s.releaseZxidWaiters(int64(r.Index))
+	}
 	// After the callback: a client's own closeSession gets its reply queued
 	// before its connection is told to finish.
 	if cmd.Type == raftfsm.TypeCloseSession && r.Code == 0 {

@@ -56,10 +56,52 @@ type Config struct {
 	ServerID int
 	// Logger receives the server's logs; nil discards them.
 	Logger *slog.Logger
+	// Servers lists the members of a cluster (zoo.cfg server.N). Empty
+	// means a standalone server. ServerID names this member among them.
+	Servers []Peer
+	// DataDir holds the Raft log, its stable store and snapshots (zoo.cfg
+	// dataDir). Empty means in memory: a restarted member starts empty and
+	// is caught up by the leader.
+	DataDir string
+	// SnapCount is how many log entries a durable member writes between
+	// snapshots (zookeeper.snapCount). Default 100000.
+	SnapCount int
+	// SnapRetainCount is how many snapshots a durable member keeps
+	// (autopurge.snapRetainCount). Default 3, the minimum.
+	SnapRetainCount int
 	// RaftTimeout is the Raft heartbeat and election timeout. Default: 5ms
 	// for a standalone server, whose single-member Raft never competes in
-	// an election.
+	// an election, and 1s for a cluster member.
 	RaftTimeout time.Duration
+	// ClientListener, RaftListener and ForwardListener, when set, are bound
+	// listeners used instead of listening on ClientPortAddress and on this
+	// member's addresses in Servers: for callers that pick ports with
+	// 127.0.0.1:0 and must know them all before configuring the members.
+	ClientListener, RaftListener, ForwardListener net.Listener
+	// Links, when set, carries every connection between members, so that a
+	// test can cut them (Links.Partition) to provoke partitions.
+	Links *Links
+}
+
+// Peer is one member of a cluster: zoo.cfg's server.N=host:port1:port2.
+type Peer struct {
+	ID          int    // N, 1..254
+	RaftAddr    string // host:port1, where Raft traffic goes
+	ForwardAddr string // host:port2, where members forward requests to the leader
+	Observer    bool   // a Raft non-voter: serves clients, never votes
+}
+
+// clustered reports whether the server is a member of a cluster.
+func (c *Config) clustered() bool { return len(c.Servers) > 0 }
+
+// self returns this member's entry in Servers.
+func (c *Config) self() (Peer, bool) {
+	for _, p := range c.Servers {
+		if p.ID == c.ServerID {
+			return p, true
+		}
+	}
+	return Peer{}, false
 }
 
 // Defaults.
@@ -111,6 +153,15 @@ func (c *Config) setDefaults() {
 	}
 	if c.RaftTimeout == 0 {
 		c.RaftTimeout = 5 * time.Millisecond
+		if c.clustered() {
+			c.RaftTimeout = time.Second
+		}
+	}
+	if c.SnapCount == 0 {
+		c.SnapCount = 100000
+	}
+	if c.SnapRetainCount < 3 {
+		c.SnapRetainCount = 3
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -140,6 +191,7 @@ func (c Config) Validate() error {
 	if c.SuperDigest != "" && !strings.Contains(c.SuperDigest, ":") {
 		bad("superDigest %q is not user:base64(sha1(user:password))", c.SuperDigest)
 	}
+	errs = append(errs, c.validateServers()...)
 	if c.RaftTimeout < 5*time.Millisecond {
 		bad("raft timeout %v is below 5ms", c.RaftTimeout)
 	}
@@ -161,4 +213,34 @@ func ParseFourLetterWords(v string) []string {
 		}
 	}
 	return out
+}
+
+func (c *Config) validateServers() []error {
+	if !c.clustered() {
+		return nil
+	}
+	var errs []error
+	seen := make(map[int]bool)
+	voters := 0
+	for _, p := range c.Servers {
+		if p.ID < 1 || p.ID > 254 || seen[p.ID] {
+			errs = append(errs, fmt.Errorf("server: server.%d: ids must be distinct, 1..254", p.ID))
+		}
+		seen[p.ID] = true
+		if !p.Observer {
+			voters++
+		}
+		for _, a := range []string{p.RaftAddr, p.ForwardAddr} {
+			if _, _, err := net.SplitHostPort(a); err != nil {
+				errs = append(errs, fmt.Errorf("server: server.%d address %q: %w", p.ID, a, err))
+			}
+		}
+	}
+	if !seen[c.ServerID] {
+		errs = append(errs, fmt.Errorf("server: this member's id %d is not among the servers", c.ServerID))
+	}
+	if voters == 0 {
+		errs = append(errs, errors.New("server: a cluster needs at least one voting member"))
+	}
+	return errs
 }

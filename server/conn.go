@@ -215,6 +215,10 @@ func (c *conn) handshake() (reason string, ok bool) {
 	}
 	c.stats.received()
 	c.srv.stats.received.Add(1)
+	if !c.srv.serving.Load() && !c.srv.waitServing(c.srv.cfg.RaftTimeout*2+time.Second) {
+		c.log.Info("refusing a client: this member knows no leader")
+		return "not serving", false
+	}
 	if last := c.srv.fsm.LastZxid(); req.LastZxidSeen > last {
 		c.log.Info("refusing client that has seen a later zxid; it must try another server",
 			"client_zxid", hexID(req.LastZxidSeen), "server_zxid", hexID(last))
@@ -255,7 +259,7 @@ func (c *conn) resumeSession(req *wire.ConnectRequest) (string, bool) {
 	// before the password is even checked.
 	s.unbind(req.SessionID, "client reconnecting with this session")
 	sess, ok := s.fsm.Session(req.SessionID)
-	if !ok || !session.PasswordMatches(sess.Passwd, req.Passwd) || !s.revalidate(req.SessionID, c.timeout) {
+	if !ok || !session.PasswordMatches(sess.Passwd, req.Passwd) || !s.revalidateSession(req.SessionID, c.timeout) {
 		c.log.Info("session expired or invalid; telling the client", "session", hexID(req.SessionID))
 		c.sendConnectResponse(req, 0, make([]byte, session.PasswordLen))
 		c.finish()

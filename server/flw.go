@@ -55,6 +55,12 @@ func (c *conn) fourLetter(word string) {
 
 func (s *Server) fourLetterText(word string, self *conn) string {
 	var b strings.Builder
+	if !s.serving.Load() {
+		switch word {
+		case "srvr", "stat", "cons", "mntr", "conf", "dump", "wchs", "wchc", "wchp", "dirs":
+			return "This ZooKeeper instance is not currently serving requests\n"
+		}
+	}
 	switch word {
 	case "ruok":
 		return "imok"
@@ -93,7 +99,19 @@ func (s *Server) fourLetterText(word string, self *conn) string {
 	return b.String()
 }
 
-func (s *Server) mode() string { return "standalone" }
+// mode is the server's state as ZooKeeper names it.
+func (s *Server) mode() string {
+	switch {
+	case !s.cfg.clustered():
+		return "standalone"
+	case s.isLeader():
+		return "leader"
+	}
+	if self, _ := s.cfg.self(); self.Observer {
+		return "observer"
+	}
+	return "follower"
+}
 
 // connList returns the live connections that have a session, by session id.
 func (s *Server) connList() []*conn {

@@ -46,6 +46,14 @@ func (c *conn) local(req request, body []byte) (string, bool) {
 		// answers every token with OK, zxid 0 and a null token, and the
 		// client gains no identity.
 		c.reply(req, 0, wire.CodeOK, &wire.SASLResponse{})
+	case *wire.PathRequest:
+		if req.op == wire.OpSync {
+			if err := c.srv.syncBarrier(c.done); err != nil {
+				c.log.Warn("closing connection: sync failed", "err", err)
+				return "sync failed", false
+			}
+		}
+		c.read(req, rec)
 	default:
 		c.read(req, rec)
 	}
@@ -98,8 +106,8 @@ func (c *conn) readLocked(t *tree.Tree, op wire.Op, rec wire.Record) (wire.Code,
 	case wire.OpMultiRead:
 		return c.multiRead(t, rec.(*wire.MultiRequest))
 	case wire.OpSync:
-		// One member: everything committed is applied. (A cluster member
-		// first catches up with the leader.)
+		// Answered here once syncBarrier (run before the read lock) has
+		// brought this member up to date with the leader.
 		return wire.CodeOK, &wire.SyncResponse{Path: rec.(*wire.PathRequest).Path}
 	case wire.OpWhoAmI:
 		return wire.CodeOK, &wire.WhoAmIResponse{ClientInfo: clientInfo(c.auth)}

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -50,13 +52,45 @@ func (s *Server) propose(cmd *raftfsm.Command, cb func(*raftfsm.Result)) {
 	if cb != nil {
 		cmd.ReqID = s.pending.add(cb)
 	}
-	f := s.raft.Apply(cmd.Encode(), 0)
+	data := cmd.Encode()
+	if s.cfg.clustered() && !s.isLeader() {
+		s.forward(data, cmd.ReqID)
+		return
+	}
+	f := s.raft.Apply(data, 0)
 	select {
 	case s.futures <- proposal{future: f, reqID: cmd.ReqID}:
 	case <-s.quit:
-		if cb := s.pending.take(cmd.ReqID); cb != nil {
-			cb(nil)
-		}
+		s.failProposal(cmd.ReqID, ErrServerClosed)
+	}
+}
+
+// forward sends a command to the leader to propose. Its reply only matters
+// when it failed: success shows as the command's apply here.
+func (s *Server) forward(data []byte, reqID uint64) {
+	c, err := s.fwd.client()
+	if errors.Is(err, errIsLeader) { // leadership moved here meanwhile
+		f := s.raft.Apply(data, 0)
+		s.futures <- proposal{future: f, reqID: reqID}
+		return
+	}
+	if err == nil {
+		err = c.send(fwdApply, data, func(status byte, reply []byte) {
+			if status != fwdOK {
+				s.failProposal(reqID, fmt.Errorf("%w: %s", errForwarded, reply))
+			}
+		})
+	}
+	if err != nil {
+		s.failProposal(reqID, err)
+	}
+}
+
+// failProposal runs a proposal's callback with nil: it was not committed.
+func (s *Server) failProposal(reqID uint64, err error) {
+	if cb := s.pending.take(reqID); cb != nil {
+		s.log.Warn("proposal failed", "err", err)
+		cb(nil)
 	}
 }
 
@@ -82,10 +116,7 @@ func (s *Server) waitFutures() {
 		select {
 		case p := <-s.futures:
 			if err := p.future.Error(); err != nil && p.reqID != 0 {
-				if cb := s.pending.take(p.reqID); cb != nil {
-					s.log.Warn("proposal failed", "err", err)
-					cb(nil)
-				}
+				s.failProposal(p.reqID, err)
 			}
 		case <-s.quit:
 			return

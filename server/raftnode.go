@@ -5,49 +5,53 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
+	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 )
 
-// startRaft starts a single-member Raft group on in-memory stores and waits
-// until it leads. A single voter never competes in an election, so its
-// timeouts can be as short as hashicorp/raft allows.
-func (s *Server) startRaft(ctx context.Context) error {
-	conf := raft.DefaultConfig()
-	conf.LocalID = raft.ServerID(strconv.Itoa(s.cfg.ServerID))
-	// Start with twice the timeouts and lower them once Raft runs (below):
-	// lowering them makes a follower check its heartbeat timer at once.
-	conf.HeartbeatTimeout = 2 * s.cfg.RaftTimeout
-	conf.ElectionTimeout = 2 * s.cfg.RaftTimeout
-	conf.LeaderLeaseTimeout = s.cfg.RaftTimeout
-	conf.CommitTimeout = time.Millisecond
-	conf.MaxAppendEntries = 512
-	conf.BatchApplyCh = true
-	conf.ShutdownOnRemove = false
-	// In memory, the Raft log only grows until a snapshot lets Raft drop it;
-	// check often so that it stays a few thousand entries long instead of
-	// holding every write since start.
-	conf.SnapshotInterval = 250 * time.Millisecond
-	conf.SnapshotThreshold = minSnapshotThreshold
-	conf.TrailingLogs = 1024
-	conf.Logger = raftLogger(s.log)
+// minSnapshotThreshold is the fewest log entries between snapshots of an
+// in-memory member.
+const minSnapshotThreshold = 32768
 
-	store := raft.NewInmemStore()
-	snaps := &memSnapshotStore{}
-	addr, trans := raft.NewInmemTransport(raft.ServerAddress("zkraft-" + strconv.Itoa(s.cfg.ServerID)))
-	bootstrap := raft.Configuration{Servers: []raft.Server{{ID: conf.LocalID, Address: addr}}}
-	if err := raft.BootstrapCluster(conf, store, store, snaps, trans, bootstrap); err != nil {
-		return fmt.Errorf("bootstrap raft: %w", err)
+// startRaft starts this member's Raft node: a single voter for a
+// standalone server (which waits until it leads), or a member of the
+// configured cluster (which returns once Raft runs).
+func (s *Server) startRaft(ctx context.Context) error {
+	conf := s.raftConfig()
+	logs, stable, snaps, err := s.raftStores(conf.Logger)
+	if err != nil {
+		return err
 	}
-	r, err := raft.NewRaft(conf, s.fsm, store, store, snaps, trans)
+	trans, bootstrap, err := s.raftTransport()
+	if err != nil {
+		return err
+	}
+	existing, err := raft.HasExistingState(logs, stable, snaps)
+	if err != nil {
+		return fmt.Errorf("inspect raft state in %s: %w", s.cfg.DataDir, err)
+	}
+	if !existing {
+		if err := raft.BootstrapCluster(conf, logs, stable, snaps, trans, bootstrap); err != nil {
+			return fmt.Errorf("bootstrap raft: %w", err)
+		}
+	}
+	r, err := raft.NewRaft(conf, s.fsm, logs, stable, snaps, trans)
 	if err != nil {
 		return fmt.Errorf("start raft: %w", err)
 	}
+	s.mu.Lock()
 	s.raft = r
-	s.raftTrans = trans
+	s.mu.Unlock()
+	if s.cfg.clustered() {
+		return nil
+	}
 	// A single voter has no one to wait for: lowering the heartbeat timeout
 	// makes the fresh follower, which has never heard from a leader, stand
 	// for election now instead of after a random 1-2 timeouts.
@@ -57,6 +61,99 @@ func (s *Server) startRaft(ctx context.Context) error {
 		return fmt.Errorf("configure raft: %w", err)
 	}
 	return s.waitLeader(ctx)
+}
+
+func (s *Server) raftConfig() *raft.Config {
+	conf := raft.DefaultConfig()
+	conf.LocalID = raft.ServerID(strconv.Itoa(s.cfg.ServerID))
+	conf.HeartbeatTimeout = s.cfg.RaftTimeout
+	conf.ElectionTimeout = s.cfg.RaftTimeout
+	conf.LeaderLeaseTimeout = s.cfg.RaftTimeout / 2
+	conf.CommitTimeout = 2 * time.Millisecond
+	if !s.cfg.clustered() {
+		// Start with twice the timeouts and lower them once Raft runs
+		// (startRaft): lowering them makes a follower check its timer at once.
+		conf.HeartbeatTimeout, conf.ElectionTimeout = 2*s.cfg.RaftTimeout, 2*s.cfg.RaftTimeout
+		conf.LeaderLeaseTimeout, conf.CommitTimeout = s.cfg.RaftTimeout, time.Millisecond
+	}
+	conf.MaxAppendEntries = 512
+	conf.BatchApplyCh = true
+	conf.ShutdownOnRemove = false
+	conf.Logger = raftLogger(s.log)
+	if s.cfg.DataDir == "" {
+		// In memory, the Raft log only grows until a snapshot lets Raft drop
+		// it; check often so that it stays short (see tuneSnapshots).
+		conf.SnapshotInterval = 250 * time.Millisecond
+		conf.SnapshotThreshold = minSnapshotThreshold
+		conf.TrailingLogs = 1024
+	} else {
+		conf.SnapshotInterval = 10 * time.Second
+		conf.SnapshotThreshold = uint64(s.cfg.SnapCount)
+	}
+	return conf
+}
+
+// raftStores returns the log, stable and snapshot stores: in memory, or
+// raft-boltdb and file snapshots under DataDir.
+func (s *Server) raftStores(logger hclog.Logger) (raft.LogStore, raft.StableStore, raft.SnapshotStore, error) {
+	if s.cfg.DataDir == "" {
+		store := raft.NewInmemStore()
+		return store, store, &memSnapshotStore{}, nil
+	}
+	if err := os.MkdirAll(s.cfg.DataDir, 0o755); err != nil {
+		return nil, nil, nil, fmt.Errorf("create data dir: %w", err)
+	}
+	bolt, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(s.cfg.DataDir, "raft.db")})
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("open raft log in %s: %w", s.cfg.DataDir, err)
+	}
+	s.closers = append(s.closers, bolt)
+	logs, err := raft.NewLogCache(1024, bolt)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("raft log cache: %w", err)
+	}
+	snaps, err := raft.NewFileSnapshotStoreWithLogger(s.cfg.DataDir, s.cfg.SnapRetainCount, logger)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("open snapshots in %s: %w", s.cfg.DataDir, err)
+	}
+	return logs, bolt, snaps, nil
+}
+
+// raftTransport returns the transport and the configuration to bootstrap:
+// in memory for a standalone server, TCP between the members of a cluster.
+func (s *Server) raftTransport() (raft.Transport, raft.Configuration, error) {
+	id := raft.ServerID(strconv.Itoa(s.cfg.ServerID))
+	if !s.cfg.clustered() {
+		addr, trans := raft.NewInmemTransport(raft.ServerAddress("zkraft-" + string(id)))
+		return trans, raft.Configuration{Servers: []raft.Server{{ID: id, Address: addr}}}, nil
+	}
+	self, _ := s.cfg.self()
+	ln := s.cfg.RaftListener
+	if ln == nil {
+		var err error
+		if ln, err = net.Listen("tcp", self.RaftAddr); err != nil {
+			return nil, raft.Configuration{}, fmt.Errorf("listen for raft on %s: %w", self.RaftAddr, err)
+		}
+	}
+	stream := &raftStream{
+		ln: &peerListener{Listener: ln, self: s.cfg.ServerID, links: s.cfg.Links}, advertise: tcpAddr(self.RaftAddr),
+		self: s.cfg.ServerID, links: s.cfg.Links, ids: make(map[raft.ServerAddress]int),
+	}
+	var conf raft.Configuration
+	for _, p := range s.cfg.Servers {
+		stream.ids[raft.ServerAddress(p.RaftAddr)] = p.ID
+		suffrage := raft.Voter
+		if p.Observer {
+			suffrage = raft.Nonvoter
+		}
+		conf.Servers = append(conf.Servers, raft.Server{Suffrage: suffrage,
+			ID: raft.ServerID(strconv.Itoa(p.ID)), Address: raft.ServerAddress(p.RaftAddr)})
+	}
+	trans := raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
+		Stream: stream, MaxPool: 4, Timeout: 10 * time.Second, Logger: raftLogger(s.log),
+	})
+	s.closers = append(s.closers, trans)
+	return trans, conf, nil
 }
 
 // waitLeader waits until this member leads.
@@ -84,26 +181,26 @@ func (s *Server) isLeader() bool { return s.raft != nil && s.raft.State() == raf
 // handler. Raft logs at Info on every election, so it logs at Warn and above
 // unless the handler is enabled for debugging.
 func raftLogger(l *slog.Logger) hclog.Logger {
+	if !l.Enabled(context.Background(), slog.LevelError) {
+		return hclog.NewNullLogger()
+	}
 	level := hclog.Warn
 	if l.Enabled(context.Background(), slog.LevelDebug) {
 		level = hclog.Debug
 	}
 	std := slog.NewLogLogger(l.With("component", "raft").Handler(), slog.LevelInfo)
-	if !l.Enabled(context.Background(), slog.LevelError) {
-		return hclog.NewNullLogger()
-	}
 	return hclog.FromStandardLogger(std, &hclog.LoggerOptions{Name: "raft", Level: level, Output: io.Discard})
 }
 
-// minSnapshotThreshold is the fewest log entries between snapshots.
-const minSnapshotThreshold = 32768
-
-// tuneSnapshots keeps Raft's snapshot threshold at the tree's size (at
-// least minSnapshotThreshold). A snapshot copies every node, so spacing
-// snapshots by as many writes as there are nodes costs each write about one
-// node copy, however large the tree, while the log Raft keeps in memory
-// between snapshots stays in proportion to the tree.
+// tuneSnapshots keeps an in-memory member's snapshot threshold at the
+// tree's size (at least minSnapshotThreshold). A snapshot copies every
+// node, so spacing snapshots by as many writes as there are nodes costs each
+// write about one node copy, however large the tree, while the log Raft
+// keeps in memory between snapshots stays in proportion to the tree.
 func (s *Server) tuneSnapshots() {
+	if s.cfg.DataDir != "" {
+		return
+	}
 	ticker := time.NewTicker(time.Second)
 	defer ticker.Stop()
 	current := uint64(minSnapshotThreshold)

@@ -2,11 +2,15 @@ package server
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -31,8 +35,13 @@ type Server struct {
 	started time.Time
 	origin  uint64 // this member's id in commands it proposes
 
-	raft      *raft.Raft
-	raftTrans raft.Transport
+	raft    *raft.Raft
+	fwd     *forwarder  // this member's link to the leader (cluster only)
+	closers []io.Closer // closed after Raft shuts down, last first
+	serving atomic.Bool // false while a cluster member knows no leader
+
+	servingMu sync.Mutex    // guards servingCh
+	servingCh chan struct{} // closed while serving
 	// futures carries every proposal's future to waitFutures, which closes
 	// the proposing connection if Raft refuses or loses it.
 	futures chan proposal
@@ -46,6 +55,13 @@ type Server struct {
 	running   map[string]int   // owned goroutines by name
 	tracker   *session.Tracker // session liveness (leader only)
 	ids       *session.IDs
+	touched   map[int64]struct{}    // sessions seen here since the last report to the leader
+	lastHeard map[int]time.Time     // when each member last reported to this (leading) member
+	peerConns map[net.Conn]struct{} // inbound member connections
+
+	zmu      sync.Mutex // guards zwaiters
+	zwaiters []zxidWaiter
+	zcount   atomic.Int32 // len(zwaiters), read without the lock
 
 	quit     chan struct{} // closed when shutdown begins
 	stopOnce sync.Once
@@ -63,18 +79,29 @@ func New(cfg Config) (*Server, error) {
 		cfg:       cfg,
 		log:       cfg.Logger,
 		watches:   newWatchRegistry(),
-		origin:    uint64(cfg.ServerID),
 		futures:   make(chan proposal, 8192),
 		listeners: make(map[net.Listener]struct{}),
 		conns:     make(map[*conn]struct{}),
 		bySession: make(map[int64]*conn),
 		perIP:     make(map[string]int),
 		running:   make(map[string]int),
+		touched:   make(map[int64]struct{}),
+		lastHeard: make(map[int]time.Time),
+		peerConns: make(map[net.Conn]struct{}),
+		servingCh: make(chan struct{}),
 		tracker:   session.NewTracker(cfg.TickTime),
 		quit:      make(chan struct{}),
 	}
 	s.pending.init()
 	s.fsm = raftfsm.New(s)
+	s.fwd = &forwarder{s: s}
+	origin := make([]byte, 8)
+	if _, err := rand.Read(origin); err != nil {
+		return nil, fmt.Errorf("server: request origin: %w", err)
+	}
+	// Commands carry this incarnation's own id, so that commands replayed
+	// from a durable log after a restart never match a new request.
+	s.origin = binary.BigEndian.Uint64(origin) | 1
 	return s, nil
 }
 
@@ -82,9 +109,12 @@ func New(cfg Config) (*Server, error) {
 // accepts and serves connections. On failure everything already started is
 // torn down.
 func (s *Server) Start() error {
-	ln, err := net.Listen("tcp", s.cfg.ClientPortAddress)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", s.cfg.ClientPortAddress, err)
+	ln := s.cfg.ClientListener
+	if ln == nil {
+		var err error
+		if ln, err = net.Listen("tcp", s.cfg.ClientPortAddress); err != nil {
+			return fmt.Errorf("listen on %s: %w", s.cfg.ClientPortAddress, err)
+		}
 	}
 	if err := s.start(ln); err != nil {
 		ln.Close()
@@ -124,11 +154,13 @@ func (s *Server) start(ln net.Listener) error {
 		if err := s.startRaft(ctx); err != nil {
 			return err
 		}
-		s.onLeader()
 		s.goOwned("futures", s.waitFutures)
 		s.goOwned("sessions", s.expireSessions)
 		s.goOwned("containers", s.reapContainers)
 		s.goOwned("snapshots", s.tuneSnapshots)
+		if err := s.startCluster(); err != nil {
+			return err
+		}
 	}
 	s.goOwned("accept", func() { s.acceptLoop(ln) })
 	s.log.Info("serving", "addr", ln.Addr().String(), "server_id", s.cfg.ServerID)
@@ -236,9 +268,15 @@ func (s *Server) stop() {
 		for _, c := range conns {
 			c.close("server shutting down")
 		}
+		s.closePeers()
 		if s.raft != nil {
 			if err := s.raft.Shutdown().Error(); err != nil {
 				s.log.Error("raft shutdown", "err", err)
+			}
+		}
+		for i := len(s.closers) - 1; i >= 0; i-- {
+			if err := s.closers[i].Close(); err != nil {
+				s.log.Error("close", "err", err)
 			}
 		}
 	})
@@ -254,5 +292,67 @@ func (s *Server) closing() bool {
 		return true
 	default:
 		return false
+	}
+}
+
+// startCluster starts what a cluster member runs besides Raft: the forward
+// listener, the leadership watcher and the touch reports. A standalone
+// server leads already and simply serves.
+func (s *Server) startCluster() error {
+	if !s.cfg.clustered() {
+		s.onLeader()
+		s.setServing(true)
+		return nil
+	}
+	self, _ := s.cfg.self()
+	ln := s.cfg.ForwardListener
+	if ln == nil {
+		var err error
+		if ln, err = net.Listen("tcp", self.ForwardAddr); err != nil {
+			return fmt.Errorf("listen for forwarding on %s: %w", self.ForwardAddr, err)
+		}
+	}
+	pl := &peerListener{Listener: ln, self: s.cfg.ServerID, links: s.cfg.Links}
+	s.closers = append(s.closers, pl)
+	s.goOwned("forward-accept", func() { s.acceptForwards(pl) })
+	s.goOwned("leadership", s.watchLeadership)
+	s.goOwned("touches", s.reportTouches)
+	return nil
+}
+
+// closePeers closes member connections: inbound forwards and the link to
+// the leader.
+func (s *Server) closePeers() {
+	s.fwd.closeAll()
+	s.mu.Lock()
+	peers := make([]net.Conn, 0, len(s.peerConns))
+	for nc := range s.peerConns {
+		peers = append(peers, nc)
+	}
+	s.mu.Unlock()
+	for _, nc := range peers {
+		nc.Close()
+	}
+}
+
+// Leader reports whether this member leads (a standalone server always does).
+func (s *Server) Leader() bool { return s.isLeader() }
+
+// ServerID returns this member's id.
+func (s *Server) ServerID() int { return s.cfg.ServerID }
+
+// Mode returns the member's state as ZooKeeper's srvr prints it: standalone,
+// leader, follower or observer.
+func (s *Server) Mode() string { return s.mode() }
+
+// Serving reports whether the member serves clients: a cluster member that
+// knows no leader does not.
+func (s *Server) Serving() bool { return s.serving.Load() }
+
+// DropClientConnections closes every client connection, as a network
+// failure would; the sessions live on, and their clients may resume them.
+func (s *Server) DropClientConnections() {
+	for _, c := range s.allConns() {
+		c.close("connections dropped on request")
 	}
 }

@@ -17,7 +17,7 @@ func (s *Server) newSessionID() int64 {
 }
 
 // onLeader gives every replicated session a fresh deadline, as a new
-// ZooKeeper leader does.
+// ZooKeeper leader does: liveness is only known to the member that led.
 func (s *Server) onLeader() {
 	now := time.Now()
 	sessions := s.fsm.Sessions()
@@ -36,10 +36,7 @@ func (c *conn) touch(now time.Time) {
 		return
 	}
 	c.lastTick = tick
-	s := c.srv
-	s.mu.Lock()
-	s.tracker.Touch(c.session, now)
-	s.mu.Unlock()
+	c.srv.touchSession(c.session, now)
 }
 
 // revalidate checks, when a client resumes a session, that it is still alive

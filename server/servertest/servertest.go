@@ -24,12 +24,18 @@ func WithTickTime(d time.Duration) Option {
 	return func(c *server.Config) { c.TickTime = d }
 }
 
-// NewServer starts a standalone in-memory server for t. Its defaults suit
-// tests: a 100ms tick (sessions of 200ms to 30s), every four-letter word
-// allowed, TTL nodes enabled, containers checked every 100ms, and logs
-// written to the test's output.
-func NewServer(t testing.TB, opts ...Option) *server.Server {
-	t.Helper()
+// WithDurable gives each server a data dir under t.TempDir(), so that it
+// keeps its state across a restart.
+func WithDurable() Option { return func(c *server.Config) { c.DataDir = durableMarker } }
+
+// durableMarker stands for "a fresh t.TempDir()" until a server is built.
+const durableMarker = "\x00servertest-durable"
+
+// testConfig returns the configuration tests get by default, with opts
+// applied: a 100ms tick (sessions of 200ms to 30s), every four-letter word
+// allowed, TTL nodes enabled, containers checked every 100ms, no limit on
+// connections, and logs written to the test's output.
+func testConfig(t testing.TB, opts []Option) server.Config {
 	cfg := server.Config{
 		ClientPortAddress:      "127.0.0.1:0",
 		TickTime:               100 * time.Millisecond,
@@ -42,6 +48,17 @@ func NewServer(t testing.TB, opts ...Option) *server.Server {
 	}
 	for _, o := range opts {
 		o(&cfg)
+	}
+	return cfg
+}
+
+// NewServer starts a standalone server for t (in memory unless
+// WithDurable), ready when it returns, with the defaults of testConfig.
+func NewServer(t testing.TB, opts ...Option) *server.Server {
+	t.Helper()
+	cfg := testConfig(t, opts)
+	if cfg.DataDir == durableMarker {
+		cfg.DataDir = t.TempDir()
 	}
 	srv, err := server.New(cfg)
 	if err != nil {

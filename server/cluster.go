@@ -1,0 +1,236 @@
+package server
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/raft"
+)
+
+// peer returns the member with the given id.
+func (s *Server) peer(id int) (Peer, bool) {
+	for _, p := range s.cfg.Servers {
+		if p.ID == id {
+			return p, true
+		}
+	}
+	return Peer{}, false
+}
+
+// watchLeadership follows Raft's view of the leader. When this member
+// becomes leader it gives every session a fresh deadline, as a new
+// ZooKeeper leader does. When no leader has been known for a Raft timeout
+// (this member is in a minority, or an election is under way), it stops
+// serving: its clients are disconnected, so that they move to members that
+// can serve, and new connections are refused until a leader is known again.
+func (s *Server) watchLeadership() {
+	obs := make(chan raft.Observation, 16)
+	observer := raft.NewObserver(obs, false, nil)
+	s.raft.RegisterObserver(observer)
+	defer s.raft.DeregisterObserver(observer)
+	ticker := time.NewTicker(max(s.cfg.RaftTimeout/4, time.Millisecond))
+	defer ticker.Stop()
+	wasLeader := false
+	var leaderless time.Time
+	for {
+		select {
+		case <-s.quit:
+			return
+		case <-obs:
+		case <-ticker.C:
+		}
+		isLeader := s.raft.State() == raft.Leader
+		if isLeader && !wasLeader {
+			s.onLeader()
+		}
+		wasLeader = isLeader
+		if _, id := s.raft.LeaderWithID(); id != "" {
+			leaderless = time.Time{}
+			s.setServing(true)
+		} else if leaderless.IsZero() {
+			leaderless = time.Now()
+		} else if time.Since(leaderless) > s.cfg.RaftTimeout {
+			s.setServing(false)
+		}
+	}
+}
+
+// setServing switches serving on or off; switching it off disconnects
+// every client (their sessions live on in the cluster).
+func (s *Server) setServing(on bool) {
+	s.servingMu.Lock()
+	if s.serving.Load() == on {
+		s.servingMu.Unlock()
+		return
+	}
+	s.serving.Store(on)
+	if on {
+		close(s.servingCh)
+	} else {
+		s.servingCh = make(chan struct{})
+	}
+	s.servingMu.Unlock()
+	if on {
+		s.log.Info("serving clients", "mode", s.mode())
+		return
+	}
+	s.log.Warn("no leader: not serving clients until one is elected")
+	for _, c := range s.allConns() {
+		c.close("this member lost the leader")
+	}
+}
+
+// waitServing waits up to d for the member to serve.
+func (s *Server) waitServing(d time.Duration) bool {
+	s.servingMu.Lock()
+	ch := s.servingCh
+	s.servingMu.Unlock()
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ch:
+		return true
+	case <-timer.C:
+	case <-s.quit:
+	}
+	return false
+}
+
+func (s *Server) allConns() []*conn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*conn, 0, len(s.conns))
+	for c := range s.conns {
+		out = append(out, c)
+	}
+	return out
+}
+
+// touchSession records a packet from a session: the leader extends its
+// deadline, another member reports it to the leader with the next batch.
+func (s *Server) touchSession(id int64, now time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.cfg.clustered() || s.isLeader() {
+		s.tracker.Touch(id, now)
+		return
+	}
+	s.touched[id] = struct{}{}
+}
+
+// reportTouches sends the sessions touched here to the leader twice a tick,
+// as ZooKeeper's followers answer the leader's pings; an empty batch still
+// tells the leader this member is in touch.
+func (s *Server) reportTouches() {
+	ticker := time.NewTicker(s.cfg.TickTime / 2)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-s.quit:
+			return
+		case <-ticker.C:
+		}
+		if s.isLeader() {
+			continue
+		}
+		s.mu.Lock()
+		payload := make([]byte, 0, 8*len(s.touched))
+		for id := range s.touched {
+			payload = binary.BigEndian.AppendUint64(payload, uint64(id))
+		}
+		clear(s.touched)
+		s.mu.Unlock()
+		if c, err := s.fwd.client(); err == nil {
+			c.send(fwdTouch, payload, nil)
+		}
+	}
+}
+
+// revalidateSession asks the leader whether a resuming session still lives,
+// giving it a deadline counted from now with the new timeout.
+func (s *Server) revalidateSession(id int64, timeout time.Duration) bool {
+	if !s.cfg.clustered() || s.isLeader() {
+		return s.revalidate(id, timeout)
+	}
+	payload := binary.BigEndian.AppendUint64(nil, uint64(id))
+	payload = binary.BigEndian.AppendUint32(payload, uint32(timeout.Milliseconds()))
+	reply, err := s.fwd.call(fwdRevalidate, payload, s.cfg.RaftTimeout*5)
+	if err != nil {
+		s.log.Info("could not revalidate a session with the leader", "session", hexID(id), "err", err)
+		return false
+	}
+	return len(reply) == 1 && reply[0] == 1
+}
+
+// syncBarrier brings this member up to date with the leader: it waits until
+// everything the leader had applied when it received the barrier is applied
+// here too. A standalone server is always up to date.
+func (s *Server) syncBarrier(done <-chan struct{}) error {
+	if !s.cfg.clustered() {
+		return nil
+	}
+	var target int64
+	if s.isLeader() {
+		if err := s.raft.Barrier(s.cfg.RaftTimeout * 10).Error(); err != nil {
+			return fmt.Errorf("sync barrier: %w", err)
+		}
+		return nil
+	}
+	reply, err := s.fwd.call(fwdSync, nil, s.cfg.RaftTimeout*20)
+	if err != nil {
+		return fmt.Errorf("sync with the leader: %w", err)
+	}
+	if len(reply) != 8 {
+		return errors.New("sync with the leader: malformed reply")
+	}
+	target = int64(binary.BigEndian.Uint64(reply))
+	return s.waitZxid(target, done, s.cfg.RaftTimeout*20)
+}
+
+// waitZxid waits until this member has applied zxid.
+func (s *Server) waitZxid(zxid int64, done <-chan struct{}, timeout time.Duration) error {
+	if s.fsm.LastZxid() >= zxid {
+		return nil
+	}
+	ch := make(chan struct{})
+	s.zmu.Lock()
+	s.zwaiters = append(s.zwaiters, zxidWaiter{zxid: zxid, ch: ch})
+	s.zcount.Store(int32(len(s.zwaiters)))
+	s.zmu.Unlock()
+	if s.fsm.LastZxid() >= zxid { // applied while registering
+		s.releaseZxidWaiters(s.fsm.LastZxid())
+	}
+	select {
+	case <-ch:
+		return nil
+	case <-done:
+		return ErrServerClosed
+	case <-s.quit:
+		return ErrServerClosed
+	case <-time.After(timeout):
+		return fmt.Errorf("zxid %#x not applied here within %v", zxid, timeout)
+	}
+}
+
+type zxidWaiter struct {
+	zxid int64
+	ch   chan struct{}
+}
+
+// releaseZxidWaiters wakes the waiters for zxids up to applied.
+func (s *Server) releaseZxidWaiters(applied int64) {
+	s.zmu.Lock()
+	defer s.zmu.Unlock()
+	kept := s.zwaiters[:0]
+	for _, w := range s.zwaiters {
+		if w.zxid <= applied {
+			close(w.ch)
+		} else {
+			kept = append(kept, w)
+		}
+	}
+	s.zwaiters = kept
+	s.zcount.Store(int32(len(kept)))
+}

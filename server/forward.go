@@ -1,0 +1,187 @@
+package server
+
+import (
+	"encoding/binary"
+	"errors"
+	"net"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/zkraft/zkraft/wire"
+)
+
+// Forwarding: a follower sends what only the leader may do over one
+// connection to the leader's forward port, in order. Each frame is
+// [len][type][request id uint64][payload]; replies carry the request's
+// type and id, a status byte and a payload.
+const (
+	fwdApply      byte = 1 // a command to propose; reply: its log index
+	fwdTouch      byte = 2 // session ids that sent packets lately; no reply
+	fwdRevalidate byte = 3 // a resuming session and its timeout; reply: 1 if alive
+	fwdSync       byte = 4 // a barrier; reply: the leader's last applied zxid
+
+	fwdOK  byte = 0
+	fwdErr byte = 1
+
+	// maxForwardFrame bounds a forwarded frame: a command holds a client
+	// request of at most jute.maxbuffer bytes plus a small header.
+	maxForwardFrame = 64 << 20
+)
+
+var (
+	errNoLeader  = errors.New("server: no leader")
+	errIsLeader  = errors.New("server: this member is the leader")
+	errForwarded = errors.New("server: the leader refused a forwarded request")
+)
+
+// fwdReply is what the leader owes a follower for one request, resolved in
+// order by writeForwardReplies.
+type fwdReply struct {
+	typ    byte
+	id     uint64
+	future raft.Future // for apply and sync
+	value  []byte      // a ready payload
+	err    error
+}
+
+func appendFwd(dst []byte, typ byte, id uint64, payload []byte) []byte {
+	var start int
+	dst, start = wire.StartFrame(dst)
+	dst = append(dst, typ)
+	dst = binary.BigEndian.AppendUint64(dst, id)
+	dst = append(dst, payload...)
+	return wire.EndFrame(dst, start)
+}
+
+// acceptForwards serves members' forward connections until shutdown.
+func (s *Server) acceptForwards(ln net.Listener) {
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		if !s.trackPeer(nc) || !s.goOwned("forward-in", func() { s.serveForward(nc) }) {
+			nc.Close()
+		}
+	}
+}
+
+// serveForward reads one member's forwarded requests in order: commands are
+// proposed to Raft in the order they came, so a session's writes keep their
+// order.
+func (s *Server) serveForward(nc net.Conn) {
+	defer s.untrackPeer(nc)
+	defer nc.Close()
+	replies := make(chan fwdReply, 4096)
+	if !s.goOwned("forward-replies", func() { s.writeForwardReplies(nc, replies) }) {
+		return
+	}
+	defer close(replies)
+	fr := wire.NewFrameReader(nc, maxForwardFrame)
+	for {
+		frame, err := fr.Next()
+		if err != nil || len(frame) < 9 {
+			return
+		}
+		typ, id, payload := frame[0], binary.BigEndian.Uint64(frame[1:9]), frame[9:]
+		switch typ {
+		case fwdApply:
+			data := append([]byte(nil), payload...)
+			replies <- fwdReply{typ: typ, id: id, future: s.raft.Apply(data, 0)}
+		case fwdTouch:
+			s.touchRemote(nc, payload)
+		case fwdRevalidate:
+			replies <- s.revalidateFor(typ, id, payload)
+		case fwdSync:
+			replies <- fwdReply{typ: typ, id: id, future: s.raft.Barrier(s.cfg.RaftTimeout * 10)}
+		}
+	}
+}
+
+func (s *Server) revalidateFor(typ byte, id uint64, payload []byte) fwdReply {
+	if len(payload) < 12 {
+		return fwdReply{typ: typ, id: id, err: errForwarded}
+	}
+	if !s.isLeader() {
+		return fwdReply{typ: typ, id: id, err: errNoLeader}
+	}
+	session := int64(binary.BigEndian.Uint64(payload))
+	timeout := time.Duration(binary.BigEndian.Uint32(payload[8:])) * time.Millisecond
+	alive := byte(0)
+	if s.revalidate(session, timeout) {
+		alive = 1
+	}
+	return fwdReply{typ: typ, id: id, value: []byte{alive}}
+}
+
+// writeForwardReplies resolves replies in order and writes them, flushing
+// when no further reply is ready.
+func (s *Server) writeForwardReplies(nc net.Conn, replies <-chan fwdReply) {
+	var buf []byte
+	for r := range replies {
+		buf = s.appendForwardReply(buf, r)
+		if len(replies) == 0 || len(buf) > 64<<10 {
+			nc.SetWriteDeadline(time.Now().Add(writeTimeout))
+			if _, err := nc.Write(buf); err != nil {
+				nc.Close()
+				for range replies { // let the reader finish
+				}
+				return
+			}
+			buf = buf[:0]
+		}
+	}
+}
+
+func (s *Server) appendForwardReply(buf []byte, r fwdReply) []byte {
+	payload, err := r.value, r.err
+	if r.future != nil {
+		if err = r.future.Error(); err == nil {
+			if r.typ == fwdApply {
+				payload = binary.BigEndian.AppendUint64(nil, r.future.(raft.ApplyFuture).Index())
+			} else { // a barrier: everything before it is applied here
+				payload = binary.BigEndian.AppendUint64(nil, uint64(s.fsm.LastZxid()))
+			}
+		}
+	}
+	status := fwdOK
+	if err != nil {
+		status, payload = fwdErr, []byte(err.Error())
+	}
+	return appendFwd(buf, r.typ, r.id, append([]byte{status}, payload...))
+}
+
+// touchRemote extends the sessions a member reports alive, and notes the
+// member as in touch.
+func (s *Server) touchRemote(nc net.Conn, payload []byte) {
+	now := time.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if pc, ok := nc.(*peerConn); ok {
+		s.lastHeard[pc.remote] = now
+	}
+	if !s.isLeader() {
+		return
+	}
+	for ; len(payload) >= 8; payload = payload[8:] {
+		s.tracker.Touch(int64(binary.BigEndian.Uint64(payload)), now)
+	}
+}
+
+// trackPeer remembers an inbound member connection, to close at shutdown.
+func (s *Server) trackPeer(nc net.Conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.peerConns[nc] = struct{}{}
+	return true
+}
+
+func (s *Server) untrackPeer(nc net.Conn) {
+	s.mu.Lock()
+	delete(s.peerConns, nc)
+	s.mu.Unlock()
+}

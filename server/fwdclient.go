@@ -1,0 +1,199 @@
+package server
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/zkraft/zkraft/wire"
+)
+
+// forwarder keeps this member's connection to the leader's forward port.
+type forwarder struct {
+	s    *Server
+	mu   sync.Mutex // guards conn
+	conn *fwdClient
+}
+
+// fwdClient is one connection to the leader: requests go out in order
+// through its writer goroutine, replies come back through its reader.
+type fwdClient struct {
+	nc     net.Conn
+	leader int
+
+	mu      sync.Mutex // guards out, pending, next, closed
+	out     []byte
+	pending map[uint64]func(status byte, payload []byte)
+	next    uint64
+	closed  bool
+	wake    chan struct{}
+	done    chan struct{}
+}
+
+// client returns a connection to the current leader, dialing if needed.
+func (f *forwarder) client() (*fwdClient, error) {
+	s := f.s
+	_, id := s.raft.LeaderWithID()
+	if id == "" {
+		return nil, errNoLeader
+	}
+	leader, err := strconv.Atoi(string(id))
+	if err != nil {
+		return nil, fmt.Errorf("leader id %q: %w", id, err)
+	}
+	if leader == s.cfg.ServerID {
+		return nil, errIsLeader
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if c := f.conn; c != nil && c.leader == leader && !c.isClosed() {
+		return c, nil
+	}
+	peer, ok := s.peer(leader)
+	if !ok {
+		return nil, fmt.Errorf("leader %d is not among the servers", leader)
+	}
+	nc, err := dialPeer(s.cfg.Links, s.cfg.ServerID, leader, peer.ForwardAddr, s.cfg.RaftTimeout*5)
+	if err != nil {
+		return nil, fmt.Errorf("dial leader %d: %w", leader, err)
+	}
+	c := &fwdClient{nc: nc, leader: leader, pending: make(map[uint64]func(byte, []byte)),
+		wake: make(chan struct{}, 1), done: make(chan struct{})}
+	if !s.goOwned("forward-writer", c.writeLoop) || !s.goOwned("forward-reader", c.readLoop) {
+		c.close()
+		return nil, ErrServerClosed
+	}
+	if old := f.conn; old != nil {
+		old.close()
+	}
+	f.conn = c
+	return c, nil
+}
+
+// closeAll drops the connection to the leader (at shutdown).
+func (f *forwarder) closeAll() {
+	f.mu.Lock()
+	c := f.conn
+	f.conn = nil
+	f.mu.Unlock()
+	if c != nil {
+		c.close()
+	}
+}
+
+// send queues a request; cb, if not nil, gets the reply, or fwdErr if the
+// connection is lost first.
+func (c *fwdClient) send(typ byte, payload []byte, cb func(byte, []byte)) error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return errForwarded
+	}
+	c.next++
+	if cb != nil {
+		c.pending[c.next] = cb
+	}
+	c.out = appendFwd(c.out, typ, c.next, payload)
+	c.mu.Unlock()
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+func (c *fwdClient) isClosed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closed
+}
+
+// close closes the connection and fails every request still waiting.
+func (c *fwdClient) close() {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return
+	}
+	c.closed = true
+	pending := c.pending
+	c.pending = nil
+	close(c.done)
+	c.mu.Unlock()
+	c.nc.Close()
+	for _, cb := range pending {
+		cb(fwdErr, []byte("connection to the leader lost"))
+	}
+}
+
+func (c *fwdClient) writeLoop() {
+	var buf []byte
+	for {
+		select {
+		case <-c.wake:
+		case <-c.done:
+			return
+		}
+		c.mu.Lock()
+		buf, c.out = c.out, buf[:0]
+		c.mu.Unlock()
+		if len(buf) == 0 {
+			continue
+		}
+		c.nc.SetWriteDeadline(time.Now().Add(writeTimeout))
+		if _, err := c.nc.Write(buf); err != nil {
+			c.close()
+			return
+		}
+	}
+}
+
+func (c *fwdClient) readLoop() {
+	defer c.close()
+	fr := wire.NewFrameReader(c.nc, maxForwardFrame)
+	for {
+		frame, err := fr.Next()
+		if err != nil || len(frame) < 10 {
+			return
+		}
+		id := binary.BigEndian.Uint64(frame[1:9])
+		c.mu.Lock()
+		cb := c.pending[id]
+		delete(c.pending, id)
+		c.mu.Unlock()
+		if cb != nil {
+			cb(frame[9], frame[10:])
+		}
+	}
+}
+
+// call sends a request and waits for its reply.
+func (f *forwarder) call(typ byte, payload []byte, timeout time.Duration) ([]byte, error) {
+	c, err := f.client()
+	if err != nil {
+		return nil, err
+	}
+	type reply struct {
+		status  byte
+		payload []byte
+	}
+	ch := make(chan reply, 1)
+	if err := c.send(typ, payload, func(st byte, p []byte) { ch <- reply{st, append([]byte(nil), p...)} }); err != nil {
+		return nil, err
+	}
+	select {
+	case r := <-ch:
+		if r.status != fwdOK {
+			return nil, fmt.Errorf("%w: %s", errForwarded, r.payload)
+		}
+		return r.payload, nil
+	case <-time.After(timeout):
+		return nil, errors.New("server: the leader did not answer in time")
+	case <-f.s.quit:
+		return nil, ErrServerClosed
+	}
+}

@@ -1,0 +1,117 @@
+package server
+
+import (
+	"sync"
+)
+
+// Links is a switchboard for the connections between the members of a
+// cluster in one process: a test cuts and restores them to provoke
+// partitions. Members given the same Links (Config.Links) register every
+// Raft and forwarding connection with it; a cut link closes its live
+// connections and refuses new ones in both directions.
+type Links struct {
+	mu    sync.Mutex // guards cut, conns
+	cut   map[[2]int]bool
+	conns map[[2]int]map[*peerConn]struct{}
+}
+
+// NewLinks returns a switchboard with every link up.
+func NewLinks() *Links {
+	return &Links{cut: make(map[[2]int]bool), conns: make(map[[2]int]map[*peerConn]struct{})}
+}
+
+func linkKey(a, b int) [2]int {
+	if a > b {
+		a, b = b, a
+	}
+	return [2]int{a, b}
+}
+
+// Partition cuts every link between members of different groups, and
+// between a member named in a group and one named in none, and restores
+// every other link.
+func (l *Links) Partition(groups ...[]int) {
+	group := make(map[int]int)
+	for i, g := range groups {
+		for _, id := range g {
+			group[id] = i + 1
+		}
+	}
+	l.mu.Lock()
+	var toClose []*peerConn
+	l.cut = make(map[[2]int]bool)
+	for a := 1; a <= 254; a++ {
+		for b := a + 1; b <= 254; b++ {
+			ga, gb := group[a], group[b]
+			if ga != gb {
+				l.cut[[2]int{a, b}] = true
+				for c := range l.conns[[2]int{a, b}] {
+					toClose = append(toClose, c)
+				}
+			}
+		}
+	}
+	l.mu.Unlock()
+	for _, c := range toClose {
+		c.Close()
+	}
+}
+
+// Cut cuts the link between members a and b.
+func (l *Links) Cut(a, b int) {
+	l.mu.Lock()
+	k := linkKey(a, b)
+	l.cut[k] = true
+	var toClose []*peerConn
+	for c := range l.conns[k] {
+		toClose = append(toClose, c)
+	}
+	l.mu.Unlock()
+	for _, c := range toClose {
+		c.Close()
+	}
+}
+
+// Heal restores every link.
+func (l *Links) Heal() {
+	l.mu.Lock()
+	l.cut = make(map[[2]int]bool)
+	l.mu.Unlock()
+}
+
+// up reports whether members a and b may talk.
+func (l *Links) up(a, b int) bool {
+	if l == nil {
+		return true
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return !l.cut[linkKey(a, b)]
+}
+
+// track registers a live connection between a and b; false if the link is cut.
+func (l *Links) track(c *peerConn) bool {
+	if l == nil {
+		return true
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	k := linkKey(c.local, c.remote)
+	if l.cut[k] {
+		return false
+	}
+	if l.conns[k] == nil {
+		l.conns[k] = make(map[*peerConn]struct{})
+	}
+	l.conns[k][c] = struct{}{}
+	return true
+}
+
+func (l *Links) untrack(c *peerConn) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.conns[linkKey(c.local, c.remote)], c)
+}

@@ -1,0 +1,186 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/raft"
+)
+
+// peerMagic opens every connection between members, followed by the
+// dialing member's id, so that the accepting side knows who is calling.
+const peerMagic = 0x7a
+
+var errLinkCut = errors.New("server: link between members is cut")
+
+// peerConn is a connection between two members, registered with Links. The
+// accepting side learns the remote member from the header on first read.
+type peerConn struct {
+	net.Conn
+	local, remote int
+	links         *Links
+	accepted      bool
+	headerOnce    sync.Once
+	headerErr     error
+	closeOnce     sync.Once
+	onClose       func(*peerConn) // set by raftStream, which tracks its conns
+}
+
+// dialPeer connects member from to member to at addr.
+func dialPeer(links *Links, from, to int, addr string, timeout time.Duration) (net.Conn, error) {
+	if !links.up(from, to) {
+		return nil, errLinkCut
+	}
+	nc, err := net.DialTimeout("tcp", addr, timeout)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := nc.Write([]byte{peerMagic, byte(from)}); err != nil {
+		nc.Close()
+		return nil, err
+	}
+	pc := &peerConn{Conn: nc, local: from, remote: to, links: links}
+	if !links.track(pc) {
+		nc.Close()
+		return nil, errLinkCut
+	}
+	return pc, nil
+}
+
+// Read reads the peer header first on an accepted connection.
+func (c *peerConn) Read(p []byte) (int, error) {
+	if c.accepted {
+		c.headerOnce.Do(c.readHeader)
+		if c.headerErr != nil {
+			return 0, c.headerErr
+		}
+	}
+	return c.Conn.Read(p)
+}
+
+func (c *peerConn) readHeader() {
+	var hdr [2]byte
+	c.Conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.ReadFull(c.Conn, hdr[:]); err != nil {
+		c.headerErr = fmt.Errorf("peer header: %w", err)
+		return
+	}
+	c.Conn.SetReadDeadline(time.Time{})
+	if hdr[0] != peerMagic {
+		c.headerErr = fmt.Errorf("peer header: bad magic %#x", hdr[0])
+		return
+	}
+	c.remote = int(hdr[1])
+	if !c.links.track(c) {
+		c.headerErr = errLinkCut
+		c.Conn.Close()
+	}
+}
+
+// Close closes the connection and forgets it.
+func (c *peerConn) Close() error {
+	c.closeOnce.Do(func() {
+		c.links.untrack(c)
+		if c.onClose != nil {
+			c.onClose(c)
+		}
+	})
+	return c.Conn.Close()
+}
+
+// peerListener accepts connections from members.
+type peerListener struct {
+	net.Listener
+	self  int
+	links *Links
+}
+
+func (l *peerListener) Accept() (net.Conn, error) {
+	nc, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &peerConn{Conn: nc, local: l.self, links: l.links, accepted: true}, nil
+}
+
+// raftStream is Raft's stream layer over peer connections. It tracks the
+// connections it dials and accepts, and closes them all with the listener:
+// Raft's transport leaves connection handlers running otherwise.
+type raftStream struct {
+	ln        *peerListener
+	advertise net.Addr
+	self      int
+	links     *Links
+	ids       map[raft.ServerAddress]int
+
+	mu     sync.Mutex // guards conns, closed
+	conns  map[*peerConn]struct{}
+	closed bool
+}
+
+var _ raft.StreamLayer = (*raftStream)(nil)
+
+func (s *raftStream) Addr() net.Addr { return s.advertise }
+
+func (s *raftStream) Accept() (net.Conn, error) {
+	nc, err := s.ln.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return s.track(nc.(*peerConn))
+}
+
+func (s *raftStream) Dial(addr raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
+	nc, err := dialPeer(s.links, s.self, s.ids[addr], string(addr), timeout)
+	if err != nil {
+		return nil, err
+	}
+	return s.track(nc.(*peerConn))
+}
+
+func (s *raftStream) track(pc *peerConn) (net.Conn, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		pc.Close()
+		return nil, net.ErrClosed
+	}
+	if s.conns == nil {
+		s.conns = make(map[*peerConn]struct{})
+	}
+	s.conns[pc] = struct{}{}
+	pc.onClose = s.forget
+	return pc, nil
+}
+
+func (s *raftStream) forget(pc *peerConn) {
+	s.mu.Lock()
+	delete(s.conns, pc)
+	s.mu.Unlock()
+}
+
+// Close closes the listener and every connection.
+func (s *raftStream) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	conns := make([]*peerConn, 0, len(s.conns))
+	for pc := range s.conns {
+		conns = append(conns, pc)
+	}
+	s.mu.Unlock()
+	for _, pc := range conns {
+		pc.Close()
+	}
+	return s.ln.Close()
+}
+
+// tcpAddr is a net.Addr for a configured host:port, which Raft advertises
+// as this member's address whatever the listener is bound to.
+type tcpAddr string
+
+func (a tcpAddr) Network() string { return "tcp" }
+func (a tcpAddr) String() string  { return string(a) }

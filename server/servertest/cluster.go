@@ -1,0 +1,161 @@
+package servertest
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zkraft/zkraft/server"
+)
+
+// Cluster is a set of zkraft members running in the test's process, on
+// loopback ports chosen by the OS, with their links to each other going
+// through a switchboard the test controls. Members are numbered from 0;
+// member i has server id i+1.
+type Cluster struct {
+	t       testing.TB
+	links   *server.Links
+	members []*member
+}
+
+type member struct {
+	cfg               server.Config  // with Servers filled, without listeners
+	client, raft, fwd string         // addresses, kept across restarts
+	srv               *server.Server // nil while killed
+}
+
+// NewCluster starts n in-memory members (durable ones with WithDurable),
+// returns once one of them leads and every member serves, and stops them
+// all in t.Cleanup, after checking that every replica's state is valid and
+// that replicas at the same zxid have the same tree. Its defaults suit
+// tests: the NewServer ones, and Raft timeouts of 100ms, so that a cluster
+// is ready, or fails over, well within a second.
+func NewCluster(t testing.TB, n int, opts ...Option) *Cluster {
+	t.Helper()
+	c := &Cluster{t: t, links: server.NewLinks()}
+	var peers []server.Peer
+	listeners := make([][3]net.Listener, n)
+	for i := range n {
+		for j := range 3 {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatalf("servertest: listen: %v", err)
+			}
+			listeners[i][j] = ln
+		}
+		m := &member{client: listeners[i][0].Addr().String(), raft: listeners[i][1].Addr().String(),
+			fwd: listeners[i][2].Addr().String()}
+		peers = append(peers, server.Peer{ID: i + 1, RaftAddr: m.raft, ForwardAddr: m.fwd})
+		c.members = append(c.members, m)
+	}
+	for i, m := range c.members {
+		m.cfg = testConfig(t, opts)
+		m.cfg.ServerID, m.cfg.Servers, m.cfg.Links = i+1, peers, c.links
+		if m.cfg.RaftTimeout == 0 {
+			m.cfg.RaftTimeout = 100 * time.Millisecond
+		}
+		if m.cfg.DataDir == durableMarker {
+			m.cfg.DataDir = t.TempDir()
+		}
+	}
+	t.Cleanup(c.close)
+	errs := make(chan error, n)
+	for i, m := range c.members {
+		go func() { errs <- c.start(m, listeners[i]) }()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Fatalf("servertest: %v", err)
+		}
+	}
+	c.waitReady()
+	return c
+}
+
+// start starts member m on the given listeners.
+func (c *Cluster) start(m *member, lns [3]net.Listener) error {
+	cfg := m.cfg
+	cfg.ClientListener, cfg.RaftListener, cfg.ForwardListener = lns[0], lns[1], lns[2]
+	srv, err := server.New(cfg)
+	if err == nil {
+		err = srv.Start()
+	}
+	if err != nil {
+		for _, ln := range lns {
+			ln.Close()
+		}
+		return fmt.Errorf("start member %d: %w", cfg.ServerID, err)
+	}
+	m.srv = srv
+	return nil
+}
+
+func (c *Cluster) waitReady() {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := c.WaitForLeader(ctx); err != nil {
+		c.t.Fatalf("servertest: %v", err)
+	}
+}
+
+// WaitForLeader waits until a member leads and every running member knows
+// a leader, and returns the leader's index.
+func (c *Cluster) WaitForLeader(ctx context.Context) (int, error) {
+	for {
+		if leader := c.Leader(); leader >= 0 && c.allServing() {
+			return leader, nil
+		}
+		select {
+		case <-ctx.Done():
+			return -1, fmt.Errorf("servertest: no leader that every member follows: %w", ctx.Err())
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+func (c *Cluster) allServing() bool {
+	for _, m := range c.members {
+		if m.srv != nil && !m.srv.Serving() {
+			return false
+		}
+	}
+	return true
+}
+
+// Leader returns the index of the member that leads now, or -1.
+func (c *Cluster) Leader() int {
+	for i, m := range c.members {
+		if m.srv != nil && m.srv.Leader() {
+			return i
+		}
+	}
+	return -1
+}
+
+// Servers returns the members' servers; a killed member's is nil.
+func (c *Cluster) Servers() []*server.Server {
+	out := make([]*server.Server, len(c.members))
+	for i, m := range c.members {
+		out[i] = m.srv
+	}
+	return out
+}
+
+// Server returns member i's server (nil while killed).
+func (c *Cluster) Server(i int) *server.Server { return c.members[i].srv }
+
+// ConnectString returns every member's client address, as clients take it.
+func (c *Cluster) ConnectString() string {
+	addrs := make([]string, len(c.members))
+	for i, m := range c.members {
+		addrs[i] = m.client
+	}
+	return strings.Join(addrs, ",")
+}
+
+// Addr returns member i's client address, running or not.
+func (c *Cluster) Addr(i int) string { return c.members[i].client }
