@@ -64,3 +64,45 @@ func retryOnConnLoss(op func() error) error {
 		}
 	}
 }
+
+func TestClusterDurableRestart(t *testing.T) {
+	c := servertest.NewCluster(t, 3, servertest.WithDurable())
+	cl := mustConnect(t, c.Addr(0))
+	for i := range 50 {
+		_, err := cl.Create("/d-", []byte{byte(i)}, zk.FlagSequence, zk.WorldACL(zk.PermAll))
+		require.NoError(t, err)
+	}
+	_, err := cl.Create("/eph", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+	require.NoError(t, err)
+	leader := c.Server(c.Leader())
+	zxid, digest := leader.FSM().LastZxid(), leader.FSM().Digest()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for i := range 3 { // every member has applied everything before the kill
+		for c.Server(i).FSM().LastZxid() < zxid {
+			require.NoError(t, ctx.Err())
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	for i := range 3 {
+		c.Kill(i)
+	}
+	for i := range 3 {
+		c.Restart(i)
+	}
+	_, err = c.WaitForLeader(ctx)
+	require.NoError(t, err)
+	for i := range 3 {
+		// Raft re-applies the durable log once the new leader commits.
+		srv := c.Server(i)
+		for srv.FSM().LastZxid() < zxid {
+			require.NoError(t, ctx.Err())
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	// The restarted cluster has the same tree (the session survived too,
+	// so its ephemeral is still there).
+	got := c.Server(c.Leader()).FSM()
+	assert.Equal(t, digest, got.Digest())
+	assert.Equal(t, zxid, got.LastZxid(), "no write since the restart")
+}

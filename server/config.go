@@ -59,10 +59,14 @@ type Config struct {
 	// Servers lists the members of a cluster (zoo.cfg server.N). Empty
 	// means a standalone server. ServerID names this member among them.
 	Servers []Peer
-	// DataDir holds the Raft log, its stable store and snapshots (zoo.cfg
-	// dataDir). Empty means in memory: a restarted member starts empty and
-	// is caught up by the leader.
+	// DataDir holds snapshots, and the Raft log unless DataLogDir is set
+	// (zoo.cfg dataDir, where ZooKeeper keeps snapshots and myid). Empty
+	// means in memory: a restarted member starts empty and is caught up by
+	// the leader.
 	DataDir string
+	// DataLogDir, when set, holds the Raft log and stable store instead of
+	// DataDir (zoo.cfg dataLogDir, where ZooKeeper keeps its transaction log).
+	DataLogDir string
 	// SnapCount is how many log entries a durable member writes between
 	// snapshots (zookeeper.snapCount). Default 100000.
 	SnapCount int

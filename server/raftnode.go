@@ -103,9 +103,16 @@ func (s *Server) raftStores(logger hclog.Logger) (raft.LogStore, raft.StableStor
 	if err := os.MkdirAll(s.cfg.DataDir, 0o755); err != nil {
 		return nil, nil, nil, fmt.Errorf("create data dir: %w", err)
 	}
-	bolt, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(s.cfg.DataDir, "raft.db")})
+	logDir := s.cfg.DataDir
+	if s.cfg.DataLogDir != "" {
+		logDir = s.cfg.DataLogDir
+		if err := os.MkdirAll(logDir, 0o755); err != nil {
+			return nil, nil, nil, fmt.Errorf("create data log dir: %w", err)
+		}
+	}
+	bolt, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(logDir, "raft.db")})
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("open raft log in %s: %w", s.cfg.DataDir, err)
+		return nil, nil, nil, fmt.Errorf("open raft log in %s: %w", logDir, err)
 	}
 	s.closers = append(s.closers, bolt)
 	logs, err := raft.NewLogCache(1024, bolt)

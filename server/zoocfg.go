@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -23,6 +25,9 @@ func ParseZooCfg(r io.Reader) (cfg Config, unknown []string, err error) {
 	port, addr := "", ""
 	for _, p := range props {
 		known, perr := cfg.applyZooCfg(p.key, p.value, &port, &addr)
+		if strings.HasPrefix(p.key, "server.") {
+			known, perr = true, cfg.addServer(p.key, p.value)
+		}
 		if perr != nil {
 			errs = append(errs, fmt.Errorf("zoo.cfg line %d: %s=%s: %w", p.line, p.key, p.value, perr))
 		} else if !known {
@@ -72,6 +77,18 @@ func (c *Config) applyZooCfg(key, v string, port, addr *string) (known bool, err
 		c.ContainerCheckInterval, err = parseMillis(v, false)
 	case "DigestAuthenticationProvider.superDigest", "zookeeper.DigestAuthenticationProvider.superDigest":
 		c.SuperDigest = v
+	case "dataDir":
+		c.DataDir = v
+	case "dataLogDir":
+		c.DataLogDir = v
+	case "snapCount", "zookeeper.snapCount":
+		c.SnapCount, err = strconv.Atoi(v)
+	case "autopurge.snapRetainCount":
+		c.SnapRetainCount, err = strconv.Atoi(v)
+	case "initLimit", "syncLimit", "autopurge.purgeInterval", "standaloneEnabled", "reconfigEnabled":
+		// Known ZooKeeper keys that need no setting here: Raft bounds how
+		// far members lag, snapshots are purged as they are taken, a
+		// one-member configuration is standalone, reconfig is unsupported.
 	case "znode.container.maxPerMinute":
 		c.ContainerMaxPerMinute, err = strconv.Atoi(v)
 	default:
@@ -191,4 +208,69 @@ func unescape(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// addServer parses server.N=host:port1:port2[:participant|observer][;[addr:]clientPort].
+// The client part, ZooKeeper's dynamic-configuration form, is accepted and
+// ignored: clients use clientPort and clientPortAddress.
+func (c *Config) addServer(key, v string) error {
+	id, err := strconv.Atoi(strings.TrimPrefix(key, "server."))
+	if err != nil || id < 1 || id > 254 {
+		return fmt.Errorf("server id must be 1..254")
+	}
+	spec, _, _ := strings.Cut(v, ";")
+	host, rest, err := splitHost(spec)
+	if err != nil {
+		return err
+	}
+	parts := strings.Split(rest, ":")
+	if len(parts) < 2 || len(parts) > 3 {
+		return fmt.Errorf("want host:port1:port2[:participant|observer]")
+	}
+	p := Peer{ID: id, RaftAddr: net.JoinHostPort(host, parts[0]), ForwardAddr: net.JoinHostPort(host, parts[1])}
+	for _, port := range parts[:2] {
+		if n, err := strconv.ParseUint(port, 10, 16); err != nil || n == 0 {
+			return fmt.Errorf("bad port %q", port)
+		}
+	}
+	if len(parts) == 3 {
+		switch parts[2] {
+		case "observer":
+			p.Observer = true
+		case "participant":
+		default:
+			return fmt.Errorf("role %q is neither participant nor observer", parts[2])
+		}
+	}
+	c.Servers = append(c.Servers, p)
+	return nil
+}
+
+// splitHost splits "host:rest" where host may be a bracketed IPv6 address.
+func splitHost(s string) (host, rest string, err error) {
+	if strings.HasPrefix(s, "[") {
+		end := strings.Index(s, "]:")
+		if end < 0 {
+			return "", "", fmt.Errorf("bad address %q", s)
+		}
+		return s[1:end], s[end+2:], nil
+	}
+	host, rest, ok := strings.Cut(s, ":")
+	if !ok || host == "" {
+		return "", "", fmt.Errorf("bad address %q", s)
+	}
+	return host, rest, nil
+}
+
+// ReadMyID reads this member's id from dataDir/myid, as ZooKeeper does.
+func ReadMyID(dataDir string) (int, error) {
+	b, err := os.ReadFile(filepath.Join(dataDir, "myid"))
+	if err != nil {
+		return 0, fmt.Errorf("read myid: %w", err)
+	}
+	id, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || id < 1 || id > 254 {
+		return 0, fmt.Errorf("myid in %s: %q is not an id 1..254", dataDir, strings.TrimSpace(string(b)))
+	}
+	return id, nil
 }

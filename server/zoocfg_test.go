@@ -1,6 +1,8 @@
 package server_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -26,6 +28,7 @@ maxSessionTimeout=90000
 jute.maxbuffer=0x200000
 extendedTypesEnabled=true
 znode.container.checkIntervalMs=1500
+fancyNewKey=1
 ! a comment too
 `
 	cfg, unknown, err := server.ParseZooCfg(strings.NewReader(in))
@@ -39,7 +42,8 @@ znode.container.checkIntervalMs=1500
 	assert.Equal(t, 0x200000, cfg.JuteMaxBuffer)
 	assert.True(t, cfg.ExtendedTypesEnabled)
 	assert.Equal(t, 1500*time.Millisecond, cfg.ContainerCheckInterval)
-	assert.Equal(t, []string{"initLimit", "dataDir"}, unknown)
+	assert.Equal(t, "/var/lib/zookeeper", cfg.DataDir)
+	assert.Equal(t, []string{"fancyNewKey"}, unknown, "initLimit and dataDir are known")
 }
 
 func TestParseZooCfg_Errors(t *testing.T) {
@@ -100,4 +104,54 @@ func TestConfig_Validate(t *testing.T) {
 			assert.Error(t, err, "New validates too")
 		})
 	}
+}
+
+func TestParseZooCfg_Servers(t *testing.T) {
+	in := `dataDir=/data
+dataLogDir=/txlog
+snapCount=5000
+autopurge.snapRetainCount=5
+server.1=10.0.0.1:2888:3888
+server.2=zk2.example:2888:3888:participant;2181
+server.3=[::1]:2889:3889:observer
+`
+	cfg, unknown, err := server.ParseZooCfg(strings.NewReader(in))
+	require.NoError(t, err)
+	assert.Empty(t, unknown)
+	assert.Equal(t, []server.Peer{
+		{ID: 1, RaftAddr: "10.0.0.1:2888", ForwardAddr: "10.0.0.1:3888"},
+		{ID: 2, RaftAddr: "zk2.example:2888", ForwardAddr: "zk2.example:3888"},
+		{ID: 3, RaftAddr: "[::1]:2889", ForwardAddr: "[::1]:3889", Observer: true},
+	}, cfg.Servers)
+	assert.Equal(t, "/txlog", cfg.DataLogDir)
+	assert.Equal(t, 5000, cfg.SnapCount)
+	assert.Equal(t, 5, cfg.SnapRetainCount)
+
+	for _, bad := range []string{"server.0=h:1:2", "server.x=h:1:2", "server.1=h:1", "server.1=h:1:2:king", "server.1=h:0:2", "server.1=:1:2"} {
+		_, _, err := server.ParseZooCfg(strings.NewReader(bad + "\n"))
+		assert.Error(t, err, bad)
+	}
+}
+
+func TestReadMyID(t *testing.T) {
+	dir := t.TempDir()
+	_, err := server.ReadMyID(dir)
+	assert.Error(t, err, "no myid file")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "myid"), []byte("3\n"), 0o600))
+	id, err := server.ReadMyID(dir)
+	require.NoError(t, err)
+	assert.Equal(t, 3, id)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "myid"), []byte("300"), 0o600))
+	_, err = server.ReadMyID(dir)
+	assert.Error(t, err)
+}
+
+func TestConfig_ValidateServers(t *testing.T) {
+	peers := []server.Peer{{ID: 1, RaftAddr: "h:1", ForwardAddr: "h:2"}, {ID: 2, RaftAddr: "h:3", ForwardAddr: "h:4"}}
+	assert.NoError(t, server.Config{Servers: peers, ServerID: 2}.Validate())
+	assert.ErrorContains(t, server.Config{Servers: peers, ServerID: 3}.Validate(), "not among the servers")
+	dup := append(peers, server.Peer{ID: 2, RaftAddr: "h:5", ForwardAddr: "h:6"})
+	assert.ErrorContains(t, server.Config{Servers: dup, ServerID: 1}.Validate(), "distinct")
+	observers := []server.Peer{{ID: 1, RaftAddr: "h:1", ForwardAddr: "h:2", Observer: true}}
+	assert.ErrorContains(t, server.Config{Servers: observers, ServerID: 1}.Validate(), "voting")
 }

@@ -34,13 +34,13 @@ func main() {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(defaultGOGC)
 	}
-	os.Exit(run(os.Args[1:], os.Stderr))
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
 // run parses args, serves until a signal, and returns the exit status:
 // 2 for a bad flag, value or config, 1 when the server cannot start.
-func run(args []string, stderr io.Writer) int {
-	cfg, logger, err := configure(args, stderr)
+func run(args []string, stdout, stderr io.Writer) int {
+	cfg, logger, localMembers, err := configure(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
@@ -52,16 +52,29 @@ func run(args []string, stderr io.Writer) int {
 	// server is up still shuts it down gracefully.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	srv, err := server.New(cfg)
-	if err != nil {
-		fmt.Fprintf(stderr, "zkraft: %v\n", err)
-		return 2
+	var srv interface{ Shutdown(context.Context) error }
+	if localMembers > 0 {
+		lc, connect, err := startLocalCluster(localMembers, cfg, logger)
+		if err != nil {
+			fmt.Fprintf(stderr, "zkraft: %v\n", err)
+			return 1
+		}
+		srv = lc
+		logger.Info("zkraft local cluster serving", "connect", connect, "members", localMembers, "version", server.Version)
+		fmt.Fprintln(stdout, connect)
+	} else {
+		single, err := server.New(cfg)
+		if err != nil {
+			fmt.Fprintf(stderr, "zkraft: %v\n", err)
+			return 2
+		}
+		if err := single.Start(); err != nil {
+			fmt.Fprintf(stderr, "zkraft: %v\n", err)
+			return 1
+		}
+		srv = single
+		logger.Info("zkraft serving", "connect", single.ConnectString(), "mode", single.Mode(), "version", server.Version)
 	}
-	if err := srv.Start(); err != nil {
-		fmt.Fprintf(stderr, "zkraft: %v\n", err)
-		return 1
-	}
-	logger.Info("zkraft serving", "connect", srv.ConnectString(), "version", server.Version)
 	<-ctx.Done()
 	stop() // a second signal now ends the process at once
 	logger.Info("shutting down")
@@ -77,13 +90,17 @@ func run(args []string, stderr io.Writer) int {
 // options are the command-line flags; a flag that is set overrides zoo.cfg.
 type options struct {
 	config, address, fourLetter, logLevel, logFormat string
-	superDigest                                      string
+	superDigest, dataDir                             string
+	localCluster                                     int
+	raftTimeout                                      time.Duration
 	port, maxCnxns, juteMaxBuffer, serverID          int
 	tick, minTimeout, maxTimeout, containerInterval  time.Duration
 	extendedTypes, version                           bool
 }
 
-func configure(args []string, stderr io.Writer) (server.Config, *slog.Logger, error) {
+// configure parses flags and any zoo.cfg into a Config; localMembers is
+// -local-cluster's member count, 0 for one server.
+func configure(args []string, stderr io.Writer) (cfg server.Config, logger *slog.Logger, localMembers int, err error) {
 	fs := flag.NewFlagSet("zkraft", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o options
@@ -99,28 +116,61 @@ func configure(args []string, stderr io.Writer) (server.Config, *slog.Logger, er
 	fs.BoolVar(&o.extendedTypes, "extended-types", false, "allow TTL nodes (zookeeper.extendedTypesEnabled)")
 	fs.DurationVar(&o.containerInterval, "container-check-interval", 0, "how often empty containers and expired TTL nodes are removed (default 1m)")
 	fs.IntVar(&o.serverID, "id", 0, "server id, 1..254 (default 1)")
+	fs.IntVar(&o.localCluster, "local-cluster", 0, "run this many members in this process, on consecutive client ports from -port (default 2181); prints the connect string")
+	fs.StringVar(&o.dataDir, "data-dir", "", "keep state on disk here (zoo.cfg dataDir); empty: in memory")
+	fs.DurationVar(&o.raftTimeout, "raft-timeout", 0, "Raft heartbeat and election timeout (default 1s for a cluster member, 200ms for -local-cluster)")
 	fs.StringVar(&o.superDigest, "super-digest", "", "superuser digest, user:base64(sha1(user:password)) (zookeeper.DigestAuthenticationProvider.superDigest)")
 	fs.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	if err := fs.Parse(args); err != nil {
-		return server.Config{}, nil, err
+		return cfg, nil, 0, err
 	}
 	if o.version {
 		fmt.Fprintln(stderr, "zkraft", server.Version)
-		return server.Config{}, nil, flag.ErrHelp
+		return cfg, nil, 0, flag.ErrHelp
 	}
-	logger, err := newLogger(o.logLevel, o.logFormat, stderr)
-	if err != nil {
-		return server.Config{}, nil, err
+	if logger, err = newLogger(o.logLevel, o.logFormat, stderr); err != nil {
+		return cfg, nil, 0, err
 	}
-	cfg, err := baseConfig(fs, &o, logger)
-	if err != nil {
-		return cfg, nil, err
+	if cfg, err = baseConfig(fs, &o, logger); err != nil {
+		return cfg, nil, 0, err
 	}
 	applyFlags(fs, &o, &cfg)
 	cfg.Logger = logger
-	return cfg, logger, cfg.Validate()
+	if err := resolveID(fs, &cfg); err != nil {
+		return cfg, nil, 0, err
+	}
+	if o.localCluster < 0 || o.localCluster > 9 || o.localCluster > 0 && len(cfg.Servers) > 0 {
+		return cfg, nil, 0, errors.New("-local-cluster takes 1..9 members, and no server.N lines")
+	}
+	if o.localCluster > 0 {
+		return cfg, logger, o.localCluster, nil // each member's config is validated when built
+	}
+	return cfg, logger, 0, cfg.Validate()
+}
+
+// resolveID reads the member id from dataDir/myid, as ZooKeeper does, when
+// the config names servers and -id did not give it.
+func resolveID(fs *flag.FlagSet, cfg *server.Config) error {
+	if len(cfg.Servers) == 0 || flagSet(fs, "id") {
+		return nil
+	}
+	if cfg.DataDir == "" {
+		return errors.New("a cluster member needs -id, or a dataDir holding myid")
+	}
+	id, err := server.ReadMyID(cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	cfg.ServerID = id
+	return nil
+}
+
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // baseConfig reads the zoo.cfg named by -config or the argument, if any.
@@ -189,6 +239,10 @@ func applyFlags(fs *flag.FlagSet, o *options, cfg *server.Config) {
 			cfg.ServerID = o.serverID
 		case "super-digest":
 			cfg.SuperDigest = o.superDigest
+		case "data-dir":
+			cfg.DataDir = o.dataDir
+		case "raft-timeout":
+			cfg.RaftTimeout = o.raftTimeout
 		}
 	})
 }

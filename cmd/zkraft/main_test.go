@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,7 +33,7 @@ func TestRun_BadInputExitsTwo(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var stderr bytes.Buffer
-			assert.Equal(t, 2, run(tc.args, &stderr))
+			assert.Equal(t, 2, run(tc.args, io.Discard, &stderr))
 			assert.Contains(t, stderr.String(), tc.want)
 		})
 	}
@@ -43,7 +44,7 @@ func TestConfigure_FlagsOverrideZooCfg(t *testing.T) {
 	cfg := "tickTime=3000\nclientPort=2190\nclientPortAddress=0.0.0.0\nmaxClientCnxns=10\nfancyKey=1\n"
 	require.NoError(t, os.WriteFile(path, []byte(cfg), 0o600))
 	var stderr bytes.Buffer
-	got, _, err := configure([]string{"-port", "2200", "-tick-time", "500ms", path}, &stderr)
+	got, _, _, err := configure([]string{"-port", "2200", "-tick-time", "500ms", path}, &stderr)
 	require.NoError(t, err)
 	assert.Equal(t, "0.0.0.0:2200", got.ClientPortAddress)
 	assert.Equal(t, 500*time.Millisecond, got.TickTime)
@@ -53,9 +54,9 @@ func TestConfigure_FlagsOverrideZooCfg(t *testing.T) {
 
 func TestConfigure_Defaults(t *testing.T) {
 	var stderr bytes.Buffer
-	got, _, err := configure(nil, &stderr)
+	got, _, _, err := configure(nil, &stderr)
 	require.NoError(t, err)
-	got2, _, err := configure([]string{"-address", "127.0.0.2"}, &stderr)
+	got2, _, _, err := configure([]string{"-address", "127.0.0.2"}, &stderr)
 	require.NoError(t, err)
 	assert.Equal(t, "", got.ClientPortAddress, "empty means the server's default 127.0.0.1:2181")
 	assert.Equal(t, "127.0.0.2:2181", got2.ClientPortAddress)
