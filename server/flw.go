@@ -207,6 +207,9 @@ func (s *Server) writeMntr(b *strings.Builder) {
 	kv := func(k string, v any) { fmt.Fprintf(b, "zk_%s\t%v\n", k, v) }
 	kv("version", Version+", built on "+buildDate)
 	kv("server_state", s.mode())
+	if s.cfg.clustered() {
+		kv("peer_state", peerState(s.mode()))
+	}
 	kv("ephemerals_count", ephemerals)
 	kv("num_alive_connections", s.connCount())
 	kv("avg_latency", avg)
@@ -224,6 +227,55 @@ func (s *Server) writeMntr(b *strings.Builder) {
 	kv("connection_rejected", s.stats.rejected.Load())
 	kv("stale_sessions_expired", s.stats.expired.Load())
 	kv("last_zxid", fmt.Sprintf("0x%x", s.fsm.LastZxid()))
+	if s.cfg.clustered() && s.isLeader() {
+		followers, observers := s.syncedLearners()
+		kv("learners", followers+observers)
+		kv("synced_followers", followers)
+		kv("synced_non_voting_followers", 0)
+		kv("synced_observers", observers)
+		kv("pending_syncs", 0)
+		kv("quorum_size", s.voters())
+	}
+}
+
+// peerState is ZooKeeper's zk_peer_state for a mode.
+func peerState(mode string) string {
+	switch mode {
+	case "leader":
+		return "leading - broadcast"
+	case "observer":
+		return "observing - broadcast"
+	}
+	return "following - broadcast"
+}
+
+// syncedLearners counts the followers and observers that reported to this
+// leader within the last two ticks.
+func (s *Server) syncedLearners() (followers, observers int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for id, at := range s.lastHeard {
+		p, ok := s.peer(id)
+		if !ok || id == s.cfg.ServerID || time.Since(at) > 2*s.cfg.TickTime {
+			continue
+		}
+		if p.Observer {
+			observers++
+		} else {
+			followers++
+		}
+	}
+	return followers, observers
+}
+
+func (s *Server) voters() int {
+	n := 0
+	for _, p := range s.cfg.Servers {
+		if !p.Observer {
+			n++
+		}
+	}
+	return n
 }
 
 func (s *Server) writeConf(b *strings.Builder) {

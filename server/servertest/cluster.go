@@ -52,8 +52,9 @@ func NewCluster(t testing.TB, n int, opts ...Option) *Cluster {
 		c.members = append(c.members, m)
 	}
 	for i, m := range c.members {
-		m.cfg = testConfig(t, opts)
-		m.cfg.ServerID, m.cfg.Servers, m.cfg.Links = i+1, peers, c.links
+		m.cfg = testConfig(t, opts, func(cfg *server.Config) {
+			cfg.ServerID, cfg.Servers, cfg.Links = i+1, peers, c.links
+		})
 		if m.cfg.RaftTimeout == 0 {
 			m.cfg.RaftTimeout = 100 * time.Millisecond
 		}

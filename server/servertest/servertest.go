@@ -35,7 +35,7 @@ const durableMarker = "\x00servertest-durable"
 // applied: a 100ms tick (sessions of 200ms to 30s), every four-letter word
 // allowed, TTL nodes enabled, containers checked every 100ms, no limit on
 // connections, and logs written to the test's output.
-func testConfig(t testing.TB, opts []Option) server.Config {
+func testConfig(t testing.TB, opts []Option, base ...Option) server.Config {
 	cfg := server.Config{
 		ClientPortAddress:      "127.0.0.1:0",
 		TickTime:               100 * time.Millisecond,
@@ -46,10 +46,22 @@ func testConfig(t testing.TB, opts []Option) server.Config {
 		MaxClientCnxns:         -1,
 		Logger:                 slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug})),
 	}
-	for _, o := range opts {
+	for _, o := range append(base, opts...) {
 		o(&cfg)
 	}
 	return cfg
+}
+
+// WithObservers makes the last k members of a cluster observers: Raft
+// non-voters that serve clients and forward writes but never vote or lead.
+func WithObservers(k int) Option {
+	return func(c *server.Config) {
+		peers := append([]server.Peer(nil), c.Servers...)
+		for i := max(len(peers)-k, 0); i < len(peers); i++ {
+			peers[i].Observer = true
+		}
+		c.Servers = peers
+	}
 }
 
 // NewServer starts a standalone server for t (in memory unless

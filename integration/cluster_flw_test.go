@@ -1,0 +1,70 @@
+package integration
+
+import (
+	"io"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkraft/zkraft/server/servertest"
+)
+
+func TestClusterFourLetterWords(t *testing.T) {
+	c := servertest.NewCluster(t, 3)
+	leader := c.Leader()
+	stats, ok := zk.FLWSrvr(strings.Split(c.ConnectString(), ","), 5*time.Second)
+	require.True(t, ok)
+	modes := map[zk.Mode]int{}
+	for i, st := range stats {
+		modes[st.Mode]++
+		if i == leader {
+			assert.Equal(t, zk.ModeLeader, st.Mode)
+		}
+	}
+	assert.Equal(t, map[zk.Mode]int{zk.ModeLeader: 1, zk.ModeFollower: 2}, modes)
+
+	// The leader counts its followers as synced once they have reported.
+	require.Eventually(t, func() bool {
+		return strings.Contains(mntr(t, c.Addr(leader)), "zk_synced_followers\t2\n")
+	}, 10*time.Second, 20*time.Millisecond)
+	out := mntr(t, c.Addr(leader))
+	assert.Contains(t, out, "zk_server_state\tleader\n")
+	assert.Contains(t, out, "zk_peer_state\tleading - broadcast\n")
+	assert.Contains(t, out, "zk_learners\t2\n")
+	assert.Contains(t, mntr(t, c.Addr((leader+1)%3)), "zk_peer_state\tfollowing - broadcast\n")
+}
+
+func TestClusterObserver(t *testing.T) {
+	c := servertest.NewCluster(t, 3, servertest.WithObservers(1))
+	obs := c.Server(2)
+	assert.Equal(t, "observer", obs.Mode())
+	assert.NotEqual(t, 2, c.Leader(), "an observer never leads")
+	cl := mustConnect(t, c.Addr(2))
+	_, err := cl.Create("/via-observer", []byte("o"), 0, zk.WorldACL(zk.PermAll))
+	require.NoError(t, err, "an observer forwards writes")
+	other := mustConnect(t, c.Addr(0))
+	_, err = other.Sync("/via-observer")
+	require.NoError(t, err)
+	data, _, err := other.Get("/via-observer")
+	require.NoError(t, err)
+	assert.Equal(t, "o", string(data))
+}
+
+// mntr returns a server's mntr output.
+func mntr(t testing.TB, addr string) string {
+	t.Helper()
+	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	require.NoError(t, err)
+	defer conn.Close()
+	_, err = conn.Write([]byte("mntr"))
+	require.NoError(t, err)
+	require.NoError(t, conn.SetReadDeadline(time.Now().Add(5*time.Second)))
+	out, err := io.ReadAll(conn)
+	require.NoError(t, err)
+	return string(out)
+}
