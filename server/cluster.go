@@ -21,10 +21,12 @@ func (s *Server) peer(id int) (Peer, bool) {
 
 // watchLeadership follows Raft's view of the leader. When this member
 // becomes leader it gives every session a fresh deadline, as a new
-// ZooKeeper leader does. When no leader has been known for a Raft timeout
-// (this member is in a minority, or an election is under way), it stops
-// serving: its clients are disconnected, so that they move to members that
-// can serve, and new connections are refused until a leader is known again.
+// ZooKeeper leader does. Through a short election the member keeps its
+// clients, serving reads and holding writes until a leader is known (see
+// forwarder.client); when no leader has been known for three Raft timeouts
+// (this member is cut off in a minority), it stops serving: its clients are
+// disconnected, so that they move to members that can serve, and new
+// connections are refused until a leader is known again.
 func (s *Server) watchLeadership() {
 	obs := make(chan raft.Observation, 16)
 	observer := raft.NewObserver(obs, false, nil)
@@ -48,10 +50,12 @@ func (s *Server) watchLeadership() {
 		wasLeader = isLeader
 		if _, id := s.raft.LeaderWithID(); id != "" {
 			leaderless = time.Time{}
+			s.leaderKnown(true)
 			s.setServing(true)
 		} else if leaderless.IsZero() {
 			leaderless = time.Now()
-		} else if time.Since(leaderless) > s.cfg.RaftTimeout {
+			s.leaderKnown(false)
+		} else if time.Since(leaderless) > 3*s.cfg.RaftTimeout {
 			s.setServing(false)
 		}
 	}
@@ -80,6 +84,39 @@ func (s *Server) setServing(on bool) {
 	for _, c := range s.allConns() {
 		c.close("this member lost the leader")
 	}
+}
+
+// leaderKnown records whether Raft knows a leader, waking waitForLeader.
+func (s *Server) leaderKnown(known bool) {
+	s.servingMu.Lock()
+	defer s.servingMu.Unlock()
+	select {
+	case <-s.leaderCh:
+		if !known {
+			s.leaderCh = make(chan struct{})
+		}
+	default:
+		if known {
+			close(s.leaderCh)
+		}
+	}
+}
+
+// waitForLeader waits up to d until a leader is known.
+func (s *Server) waitForLeader(d time.Duration, done <-chan struct{}) bool {
+	s.servingMu.Lock()
+	ch := s.leaderCh
+	s.servingMu.Unlock()
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ch:
+		return true
+	case <-timer.C:
+	case <-done:
+	case <-s.quit:
+	}
+	return false
 }
 
 // waitServing waits up to d for the member to serve.
@@ -149,19 +186,19 @@ func (s *Server) reportTouches() {
 }
 
 // revalidateSession asks the leader whether a resuming session still lives,
-// giving it a deadline counted from now with the new timeout.
-func (s *Server) revalidateSession(id int64, timeout time.Duration) bool {
+// giving it a deadline counted from now with the new timeout. An error
+// means the leader could not be asked, which says nothing of the session.
+func (s *Server) revalidateSession(id int64, timeout time.Duration) (bool, error) {
 	if !s.cfg.clustered() || s.isLeader() {
-		return s.revalidate(id, timeout)
+		return s.revalidate(id, timeout), nil
 	}
 	payload := binary.BigEndian.AppendUint64(nil, uint64(id))
 	payload = binary.BigEndian.AppendUint32(payload, uint32(timeout.Milliseconds()))
-	reply, err := s.fwd.call(fwdRevalidate, payload, s.cfg.RaftTimeout*5)
+	reply, err := s.fwd.call(fwdRevalidate, payload, s.cfg.RaftTimeout*10)
 	if err != nil {
-		s.log.Info("could not revalidate a session with the leader", "session", hexID(id), "err", err)
-		return false
+		return false, fmt.Errorf("revalidate session %s with the leader: %w", hexID(id), err)
 	}
-	return len(reply) == 1 && reply[0] == 1
+	return len(reply) == 1 && reply[0] == 1, nil
 }
 
 // syncBarrier brings this member up to date with the leader: it waits until

@@ -39,6 +39,12 @@ type Config struct {
 	// JuteMaxBuffer is the largest frame accepted from a client, in bytes
 	// (jute.maxbuffer). Default 0xfffff.
 	JuteMaxBuffer int
+	// MaxQueuedBytes bounds the replies and notifications that may wait for
+	// a client that does not read them; past it the client is disconnected,
+	// so one stuck client cannot make the server's memory grow without end.
+	// Default 128 MiB, room for the largest replies (a getChildren of a node
+	// with very many children).
+	MaxQueuedBytes int
 	// ExtendedTypesEnabled allows TTL nodes (zookeeper.extendedTypesEnabled).
 	ExtendedTypesEnabled bool
 	// ContainerCheckInterval is how often empty containers and expired TTL
@@ -115,6 +121,7 @@ const (
 	DefaultMaxClientCnxns         = 60
 	DefaultContainerCheckInterval = time.Minute
 	DefaultContainerMaxPerMinute  = 10000
+	DefaultMaxQueuedBytes         = 128 << 20
 )
 
 // DefaultConfig returns a Config with every default filled in.
@@ -145,6 +152,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.JuteMaxBuffer == 0 {
 		c.JuteMaxBuffer = wire.MaxBuffer
+	}
+	if c.MaxQueuedBytes == 0 {
+		c.MaxQueuedBytes = DefaultMaxQueuedBytes
 	}
 	if c.ContainerCheckInterval == 0 {
 		c.ContainerCheckInterval = DefaultContainerCheckInterval

@@ -18,9 +18,6 @@ const (
 	// handshakeTimeout bounds how long a connection may stay without a
 	// session (ZooKeeper's sessionless connection timeout).
 	handshakeTimeout = 10 * time.Second
-	// maxOutbound is how many bytes may wait for a client that does not
-	// read before the server gives up on it.
-	maxOutbound = 128 << 20
 	// writeTimeout bounds one write to a client.
 	writeTimeout = 30 * time.Second
 )
@@ -259,7 +256,17 @@ func (c *conn) resumeSession(req *wire.ConnectRequest) (string, bool) {
 	// before the password is even checked.
 	s.unbind(req.SessionID, "client reconnecting with this session")
 	sess, ok := s.fsm.Session(req.SessionID)
-	if !ok || !session.PasswordMatches(sess.Passwd, req.Passwd) || !s.revalidateSession(req.SessionID, c.timeout) {
+	valid := ok && session.PasswordMatches(sess.Passwd, req.Passwd)
+	if valid {
+		alive, err := s.revalidateSession(req.SessionID, c.timeout)
+		if err != nil {
+			// Not knowing is not expiry: the client tries another server.
+			c.log.Info("closing connection: could not revalidate its session", "err", err)
+			return "revalidation failed", false
+		}
+		valid = alive
+	}
+	if !valid {
 		c.log.Info("session expired or invalid; telling the client", "session", hexID(req.SessionID))
 		c.sendConnectResponse(req, 0, make([]byte, session.PasswordLen))
 		c.finish()
@@ -293,12 +300,12 @@ func (c *conn) queue(body func([]byte) []byte) {
 	c.out, start = wire.StartFrame(c.out)
 	c.out = body(c.out)
 	c.out = wire.EndFrame(c.out, start)
-	over := len(c.out) > maxOutbound
+	over := len(c.out) > c.srv.cfg.MaxQueuedBytes
 	c.omu.Unlock()
 	c.stats.sentOne()
 	c.srv.stats.sent.Add(1)
 	if over {
-		c.log.Warn("closing connection: client is not reading its replies", "queued_bytes", maxOutbound)
+		c.log.Warn("closing connection: client is not reading its replies", "max_queued_bytes", c.srv.cfg.MaxQueuedBytes)
 		c.close("outbound queue full")
 		return
 	}

@@ -35,7 +35,32 @@ type fwdClient struct {
 }
 
 // client returns a connection to the current leader, dialing if needed.
+// Through an election it waits, up to ten Raft timeouts, for a leader it
+// can reach: the requests of a member's clients are held, not failed.
 func (f *forwarder) client() (*fwdClient, error) {
+	s := f.s
+	deadline := time.Now().Add(s.cfg.RaftTimeout * 10)
+	for {
+		c, err := f.dialLeader()
+		if err == nil || errors.Is(err, errIsLeader) || time.Now().After(deadline) {
+			return c, err
+		}
+		if errors.Is(err, errNoLeader) {
+			s.waitForLeader(time.Until(deadline), nil)
+			continue
+		}
+		// The leader Raft names is unreachable (dead, or cut off): wait for
+		// Raft to elect or find another, a little at a time.
+		select {
+		case <-time.After(s.cfg.RaftTimeout / 4):
+		case <-s.quit:
+			return nil, ErrServerClosed
+		}
+	}
+}
+
+// dialLeader returns a connection to the leader Raft knows now.
+func (f *forwarder) dialLeader() (*fwdClient, error) {
 	s := f.s
 	_, id := s.raft.LeaderWithID()
 	if id == "" {

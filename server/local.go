@@ -43,8 +43,12 @@ func (c *conn) local(req request, body []byte) (string, bool) {
 		c.addWatch(req, r)
 	case *wire.SASLRequest:
 		// No SASL mechanism is configured. ZooKeeper 3.8.0 without one
-		// answers every token with OK, zxid 0 and a null token, and the
-		// client gains no identity.
+		// answers a token with OK, zxid 0 and a null token, and the client
+		// gains no identity; a null token makes it drop the connection.
+		if r.Token == nil {
+			c.log.Warn("closing connection: SASL packet with a null token")
+			return "null SASL token", false
+		}
 		c.reply(req, 0, wire.CodeOK, &wire.SASLResponse{})
 	case *wire.PathRequest:
 		if req.op == wire.OpSync {

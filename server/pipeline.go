@@ -34,6 +34,7 @@ func (c *conn) handle(frame []byte, now time.Time) (string, bool) {
 	req := request{xid: h.Xid, op: h.OpCode, start: now}
 	switch {
 	case h.OpCode == wire.OpPing:
+		req.xid = wire.XidPing // ZooKeeper answers every ping with xid -2
 		c.reply(req, c.srv.fsm.LastZxid(), wire.CodeOK, nil)
 		return "", true
 	case h.OpCode == wire.OpCloseSession:

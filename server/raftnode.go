@@ -49,18 +49,44 @@ func (s *Server) startRaft(ctx context.Context) error {
 	s.mu.Lock()
 	s.raft = r
 	s.mu.Unlock()
-	if s.cfg.clustered() {
-		return nil
+	if !s.cfg.clustered() {
+		// A single voter has no one to wait for: it stands for election now
+		// instead of after a random one or two timeouts.
+		if err := s.campaignNow(); err != nil {
+			return err
+		}
+		return s.waitLeader(ctx)
 	}
-	// A single voter has no one to wait for: lowering the heartbeat timeout
-	// makes the fresh follower, which has never heard from a leader, stand
-	// for election now instead of after a random 1-2 timeouts.
-	rc := r.ReloadableConfig()
+	if !existing && s.firstVoter() {
+		// A fresh cluster elects its first leader sooner if one member, the
+		// voter with the lowest id, stands at once; the others keep their
+		// random timeouts, so votes do not split.
+		return s.campaignNow()
+	}
+	return nil
+}
+
+// campaignNow makes this fresh member stand for election at once: Raft
+// starts with doubled timeouts (raftConfig), and lowering them makes a
+// follower that never heard from a leader check its timer immediately.
+func (s *Server) campaignNow() error {
+	rc := s.raft.ReloadableConfig()
 	rc.HeartbeatTimeout, rc.ElectionTimeout = s.cfg.RaftTimeout, s.cfg.RaftTimeout
-	if err := r.ReloadConfig(rc); err != nil {
+	if err := s.raft.ReloadConfig(rc); err != nil {
 		return fmt.Errorf("configure raft: %w", err)
 	}
-	return s.waitLeader(ctx)
+	return nil
+}
+
+// firstVoter reports whether this member is the voter with the lowest id.
+func (s *Server) firstVoter() bool {
+	for _, p := range s.cfg.Servers {
+		if !p.Observer && p.ID < s.cfg.ServerID {
+			return false
+		}
+	}
+	self, _ := s.cfg.self()
+	return !self.Observer
 }
 
 func (s *Server) raftConfig() *raft.Config {
@@ -71,10 +97,12 @@ func (s *Server) raftConfig() *raft.Config {
 	conf.LeaderLeaseTimeout = s.cfg.RaftTimeout / 2
 	conf.CommitTimeout = 2 * time.Millisecond
 	if !s.cfg.clustered() {
-		// Start with twice the timeouts and lower them once Raft runs
-		// (startRaft): lowering them makes a follower check its timer at once.
-		conf.HeartbeatTimeout, conf.ElectionTimeout = 2*s.cfg.RaftTimeout, 2*s.cfg.RaftTimeout
 		conf.LeaderLeaseTimeout, conf.CommitTimeout = s.cfg.RaftTimeout, time.Millisecond
+	}
+	if !s.cfg.clustered() || s.firstVoter() {
+		// Start with twice the timeouts; campaignNow lowers them, which makes
+		// a fresh follower check its timer at once.
+		conf.HeartbeatTimeout, conf.ElectionTimeout = 2*s.cfg.RaftTimeout, 2*s.cfg.RaftTimeout
 	}
 	conf.MaxAppendEntries = 512
 	conf.BatchApplyCh = true

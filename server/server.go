@@ -40,8 +40,9 @@ type Server struct {
 	closers []io.Closer // closed after Raft shuts down, last first
 	serving atomic.Bool // false while a cluster member knows no leader
 
-	servingMu sync.Mutex    // guards servingCh
+	servingMu sync.Mutex    // guards servingCh, leaderCh
 	servingCh chan struct{} // closed while serving
+	leaderCh  chan struct{} // closed while a leader is known
 	// futures carries every proposal's future to waitFutures, which closes
 	// the proposing connection if Raft refuses or loses it.
 	futures chan proposal
@@ -89,6 +90,7 @@ func New(cfg Config) (*Server, error) {
 		lastHeard: make(map[int]time.Time),
 		peerConns: make(map[net.Conn]struct{}),
 		servingCh: make(chan struct{}),
+		leaderCh:  make(chan struct{}),
 		tracker:   session.NewTracker(cfg.TickTime),
 		quit:      make(chan struct{}),
 	}

@@ -14,6 +14,7 @@ import (
 	"net"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -32,7 +33,7 @@ const (
 
 // Config is one run.
 type Config struct {
-	Addr     string        // server address
+	Addr     string        // server address, or a comma-separated list: session i uses the (i mod n)th
 	Op       Op            // workload
 	Sessions int           // concurrent sessions (connections)
 	InFlight int           // requests each session keeps outstanding
@@ -65,8 +66,9 @@ func (r *Result) Percentile(q float64) time.Duration {
 // Run runs cfg's workload and returns its measurements.
 func Run(cfg Config) (*Result, error) {
 	sessions := make([]*session, cfg.Sessions)
+	addrs := strings.Split(cfg.Addr, ",")
 	for i := range sessions {
-		s, err := dial(cfg.Addr)
+		s, err := dial(addrs[i%len(addrs)])
 		if err != nil {
 			return nil, err
 		}

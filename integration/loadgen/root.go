@@ -3,6 +3,7 @@ package loadgen
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/zkraft/zkraft/wire"
@@ -10,7 +11,7 @@ import (
 
 // NewRoot creates a fresh node for a run, named after the current time.
 func NewRoot(addr string) (string, error) {
-	s, err := dial(addr)
+	s, err := dial(firstAddr(addr))
 	if err != nil {
 		return "", err
 	}
@@ -30,7 +31,7 @@ func NewRoot(addr string) (string, error) {
 // RemoveRoot deletes a run's root and everything under it (one level deep,
 // as runs create), pipelining the deletes.
 func RemoveRoot(addr, root string) error {
-	s, err := dial(addr)
+	s, err := dial(firstAddr(addr))
 	if err != nil {
 		return err
 	}
@@ -69,4 +70,10 @@ func RemoveRoot(addr, root string) error {
 		}
 	}
 	return nil
+}
+
+// firstAddr returns the first of a comma-separated list of addresses.
+func firstAddr(addrs string) string {
+	first, _, _ := strings.Cut(addrs, ",")
+	return first
 }

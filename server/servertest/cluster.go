@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,9 +17,10 @@ import (
 // through a switchboard the test controls. Members are numbered from 0;
 // member i has server id i+1.
 type Cluster struct {
-	t       testing.TB
-	links   *server.Links
-	members []*member
+	t         testing.TB
+	links     *server.Links
+	members   []*member
+	closeOnce sync.Once
 }
 
 type member struct {
@@ -62,7 +64,7 @@ func NewCluster(t testing.TB, n int, opts ...Option) *Cluster {
 			m.cfg.DataDir = t.TempDir()
 		}
 	}
-	t.Cleanup(c.close)
+	t.Cleanup(c.Close)
 	errs := make(chan error, n)
 	for i, m := range c.members {
 		go func() { errs <- c.start(m, listeners[i]) }()

@@ -96,15 +96,19 @@ func (c *Cluster) ExpireSession(id int64) bool {
 	return c.members[leader].srv.ExpireSession(id)
 }
 
-// close stops every member after checking the replicas: each one's state is
-// valid, and the ones that reach the leader's zxid have the same tree.
-func (c *Cluster) close() {
-	c.checkReplicas()
-	for _, m := range c.members {
-		if m.srv != nil {
-			m.srv.Close()
+// Close stops every member, after checking the replicas: each one's state
+// is valid, and the ones that reach the leader's zxid have the same tree.
+// t.Cleanup calls it; calling it earlier (a benchmark starting clusters in
+// a loop) is fine, and later calls do nothing.
+func (c *Cluster) Close() {
+	c.closeOnce.Do(func() {
+		c.checkReplicas()
+		for _, m := range c.members {
+			if m.srv != nil {
+				m.srv.Close()
+			}
 		}
-	}
+	})
 }
 
 func (c *Cluster) checkReplicas() {
