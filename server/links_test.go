@@ -1,0 +1,67 @@
+package server
+
+import (
+	"io"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestLinks_Partition(t *testing.T) {
+	l := NewLinks()
+	l.Partition([]int{1}, []int{2, 3})
+	assert.False(t, l.up(1, 2))
+	assert.False(t, l.up(3, 1), "cuts go both ways")
+	assert.True(t, l.up(2, 3))
+	assert.True(t, l.up(4, 5), "members named in no group keep their links to each other")
+	assert.False(t, l.up(1, 4), "but not to named ones")
+	l.Heal()
+	assert.True(t, l.up(1, 2))
+	l.Cut(2, 3)
+	assert.False(t, l.up(3, 2))
+	assert.True(t, l.up(1, 2))
+	var none *Links
+	assert.True(t, none.up(1, 2), "no switchboard: every link is up")
+}
+
+// A cut closes the live connections between the two members, on both
+// sides, and refuses new ones until healed.
+func TestLinks_CutClosesConnections(t *testing.T) {
+	l := NewLinks()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	pl := &peerListener{Listener: ln, self: 2, links: l}
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, err := pl.Accept()
+		if err == nil {
+			accepted <- c
+		}
+	}()
+	dialed, err := dialPeer(l, 1, 2, ln.Addr().String(), time.Second)
+	require.NoError(t, err)
+	defer dialed.Close()
+	server := <-accepted
+	defer server.Close()
+	_, err = dialed.Write([]byte("hi"))
+	require.NoError(t, err)
+	buf := make([]byte, 2)
+	_, err = io.ReadFull(server, buf) // reads the header, learns member 1
+	require.NoError(t, err)
+	assert.Equal(t, "hi", string(buf))
+	assert.Equal(t, 1, server.(*peerConn).remote)
+
+	l.Cut(1, 2)
+	_, err = io.ReadFull(server, buf)
+	assert.Error(t, err, "the accepted side is closed")
+	_, err = dialPeer(l, 1, 2, ln.Addr().String(), time.Second)
+	assert.ErrorIs(t, err, errLinkCut)
+	l.Heal()
+	again, err := dialPeer(l, 1, 2, ln.Addr().String(), time.Second)
+	require.NoError(t, err)
+	again.Close()
+}
