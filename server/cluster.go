@@ -47,6 +47,7 @@ func (s *Server) watchLeadership() {
 		if isLeader && !wasLeader {
 			s.onLeader()
 		}
+		s.leading.Store(isLeader) // only after onLeader: see expire
 		wasLeader = isLeader
 		if _, id := s.raft.LeaderWithID(); id != "" {
 			leaderless = time.Time{}
@@ -224,6 +225,19 @@ func (s *Server) syncBarrier(done <-chan struct{}) error {
 	}
 	target = int64(binary.BigEndian.Uint64(reply))
 	return s.waitZxid(target, done, s.cfg.RaftTimeout*20)
+}
+
+// catchUp waits briefly for this cluster member to apply a zxid a client
+// has seen: a client that moves from a member ahead of this one (after a
+// failover, say) needs this member only to catch up, which takes
+// milliseconds, rather than to be turned away. Any zxid a client has seen
+// was committed, so in a healthy cluster the wait is short. A standalone
+// server has nothing to catch up with and refuses at once, as ZooKeeper.
+func (s *Server) catchUp(zxid int64, done <-chan struct{}) bool {
+	if !s.cfg.clustered() {
+		return false
+	}
+	return s.waitZxid(zxid, done, min(5*s.cfg.RaftTimeout, 2*time.Second)) == nil
 }
 
 // waitZxid waits until this member has applied zxid.

@@ -216,7 +216,7 @@ func (c *conn) handshake() (reason string, ok bool) {
 		c.log.Info("refusing a client: this member knows no leader")
 		return "not serving", false
 	}
-	if last := c.srv.fsm.LastZxid(); req.LastZxidSeen > last {
+	if last := c.srv.fsm.LastZxid(); req.LastZxidSeen > last && !c.srv.catchUp(req.LastZxidSeen, c.done) {
 		c.log.Info("refusing client that has seen a later zxid; it must try another server",
 			"client_zxid", hexID(req.LastZxidSeen), "server_zxid", hexID(last))
 		return "client zxid ahead", false
@@ -366,7 +366,8 @@ func (c *conn) close(reason string) {
 		c.omu.Unlock()
 		close(c.done)
 		c.nc.Close()
-		c.log.Debug("connection closed", "reason", reason, "session", hexID(c.session))
+		// Not c.session: close runs on any goroutine, the handshake sets it.
+		c.log.Debug("connection closed", "reason", reason)
 	})
 }
 

@@ -38,11 +38,12 @@ var (
 // fwdReply is what the leader owes a follower for one request, resolved in
 // order by writeForwardReplies.
 type fwdReply struct {
-	typ    byte
-	id     uint64
-	future raft.Future // for apply and sync
-	value  []byte      // a ready payload
-	err    error
+	typ     byte
+	id      uint64
+	future  raft.Future // for apply and sync
+	counted bool        // an apply future counted in unanswered
+	value   []byte      // a ready payload
+	err     error
 }
 
 func appendFwd(dst []byte, typ byte, id uint64, payload []byte) []byte {
@@ -87,8 +88,7 @@ func (s *Server) serveForward(nc net.Conn) {
 		typ, id, payload := frame[0], binary.BigEndian.Uint64(frame[1:9]), frame[9:]
 		switch typ {
 		case fwdApply:
-			data := append([]byte(nil), payload...)
-			replies <- fwdReply{typ: typ, id: id, future: s.raft.Apply(data, 0)}
+			replies <- s.applyForwarded(typ, id, append([]byte(nil), payload...))
 		case fwdTouch:
 			s.touchRemote(nc, payload)
 		case fwdRevalidate:
@@ -97,6 +97,18 @@ func (s *Server) serveForward(nc net.Conn) {
 			replies <- fwdReply{typ: typ, id: id, future: s.raft.Barrier(s.cfg.RaftTimeout * 10)}
 		}
 	}
+}
+
+// applyForwarded proposes a member's command; writeForwardReplies waits for
+// its answer.
+func (s *Server) applyForwarded(typ byte, id uint64, data []byte) fwdReply {
+	s.applyMu.RLock()
+	defer s.applyMu.RUnlock()
+	f, ok := s.raftApplyLocked(data)
+	if !ok {
+		return fwdReply{typ: typ, id: id, err: ErrServerClosed}
+	}
+	return fwdReply{typ: typ, id: id, future: f, counted: true}
 }
 
 func (s *Server) revalidateFor(typ byte, id uint64, payload []byte) fwdReply {
@@ -137,7 +149,11 @@ func (s *Server) writeForwardReplies(nc net.Conn, replies <-chan fwdReply) {
 func (s *Server) appendForwardReply(buf []byte, r fwdReply) []byte {
 	payload, err := r.value, r.err
 	if r.future != nil {
-		if err = r.future.Error(); err == nil {
+		err = r.future.Error()
+		if r.counted {
+			s.unanswered.Add(-1)
+		}
+		if err == nil {
 			if r.typ == fwdApply {
 				payload = binary.BigEndian.AppendUint64(nil, r.future.(raft.ApplyFuture).Index())
 			} else { // a barrier: everything before it is applied here

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -27,6 +28,7 @@ type peerConn struct {
 	headerOnce    sync.Once
 	headerErr     error
 	closeOnce     sync.Once
+	closed        atomic.Bool
 	onClose       func(*peerConn) // set by raftStream, which tracks its conns
 }
 
@@ -51,7 +53,9 @@ func dialPeer(links *Links, from, to int, addr string, timeout time.Duration) (n
 	return pc, nil
 }
 
-// Read reads the peer header first on an accepted connection.
+// Read reads the peer header first on an accepted connection. A
+// connection closed here reads as io.EOF, which Raft's transport takes as a
+// quiet end rather than an error to log.
 func (c *peerConn) Read(p []byte) (int, error) {
 	if c.accepted {
 		c.headerOnce.Do(c.readHeader)
@@ -59,7 +63,11 @@ func (c *peerConn) Read(p []byte) (int, error) {
 			return 0, c.headerErr
 		}
 	}
-	return c.Conn.Read(p)
+	n, err := c.Conn.Read(p)
+	if err != nil && c.closed.Load() {
+		err = io.EOF
+	}
+	return n, err
 }
 
 func (c *peerConn) readHeader() {
@@ -83,6 +91,7 @@ func (c *peerConn) readHeader() {
 
 // Close closes the connection and forgets it.
 func (c *peerConn) Close() error {
+	c.closed.Store(true)
 	c.closeOnce.Do(func() {
 		c.links.untrack(c)
 		if c.onClose != nil {

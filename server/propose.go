@@ -57,11 +57,53 @@ func (s *Server) propose(cmd *raftfsm.Command, cb func(*raftfsm.Result)) {
 		s.forward(data, cmd.ReqID)
 		return
 	}
-	f := s.raft.Apply(data, 0)
-	select {
-	case s.futures <- proposal{future: f, reqID: cmd.ReqID}:
-	case <-s.quit:
-		s.failProposal(cmd.ReqID, ErrServerClosed)
+	s.applyLocal(data, cmd.ReqID)
+}
+
+// applyLocal hands a command to this member's Raft and its future to
+// waitFutures, unless shutdown has begun.
+func (s *Server) applyLocal(data []byte, reqID uint64) {
+	s.applyMu.RLock()
+	defer s.applyMu.RUnlock()
+	f, ok := s.raftApplyLocked(data)
+	if !ok {
+		s.failProposal(reqID, ErrServerClosed)
+		return
+	}
+	s.futures <- proposal{future: f, reqID: reqID}
+}
+
+// raftApplyLocked proposes data to Raft and counts its future until it is
+// answered (see stopProposing). The caller holds applyMu for reading.
+func (s *Server) raftApplyLocked(data []byte) (raft.ApplyFuture, bool) {
+	if s.applyClosed {
+		return nil, false
+	}
+	s.unanswered.Add(1)
+	return s.raft.Apply(data, 0), true
+}
+
+// stopProposing ends proposing at shutdown and waits, while Raft still
+// runs, until Raft has answered every future it was given. Raft answers
+// each one while it runs, but futures still queued when it shuts down (with
+// BatchApplyCh, which batching needs) are never answered, and whoever waits
+// on them would wait for ever (hashicorp/raft#498).
+func (s *Server) stopProposing() {
+	s.applyMu.Lock()
+	if s.applyClosed {
+		s.applyMu.Unlock()
+		return
+	}
+	s.applyClosed = true
+	close(s.futures)
+	s.applyMu.Unlock()
+	deadline := time.Now().Add(10 * time.Second)
+	for s.unanswered.Load() > 0 {
+		if time.Now().After(deadline) {
+			s.log.Error("raft left proposals unanswered at shutdown", "count", s.unanswered.Load())
+			return
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
 
@@ -70,8 +112,7 @@ func (s *Server) propose(cmd *raftfsm.Command, cb func(*raftfsm.Result)) {
 func (s *Server) forward(data []byte, reqID uint64) {
 	c, err := s.fwd.client()
 	if errors.Is(err, errIsLeader) { // leadership moved here meanwhile
-		f := s.raft.Apply(data, 0)
-		s.futures <- proposal{future: f, reqID: reqID}
+		s.applyLocal(data, reqID)
 		return
 	}
 	if err == nil {
@@ -111,15 +152,13 @@ func (s *Server) proposeWait(cmd *raftfsm.Command, done <-chan struct{}) *raftfs
 // waitFutures watches proposals in order. A proposal Raft failed to commit
 // (no longer leader, shut down) gets its callback with nil, which closes the
 // client's connection: the client sees a connection loss, as with ZooKeeper.
+// It runs until stopProposing closes the channel.
 func (s *Server) waitFutures() {
-	for {
-		select {
-		case p := <-s.futures:
-			if err := p.future.Error(); err != nil && p.reqID != 0 {
-				s.failProposal(p.reqID, err)
-			}
-		case <-s.quit:
-			return
+	for p := range s.futures {
+		err := p.future.Error()
+		s.unanswered.Add(-1)
+		if err != nil && p.reqID != 0 {
+			s.failProposal(p.reqID, err)
 		}
 	}
 }

@@ -39,13 +39,19 @@ type Server struct {
 	fwd     *forwarder  // this member's link to the leader (cluster only)
 	closers []io.Closer // closed after Raft shuts down, last first
 	serving atomic.Bool // false while a cluster member knows no leader
+	// leading is true once this member leads and has given every session a
+	// fresh deadline (onLeader); only then may it expire sessions.
+	leading atomic.Bool
 
 	servingMu sync.Mutex    // guards servingCh, leaderCh
 	servingCh chan struct{} // closed while serving
 	leaderCh  chan struct{} // closed while a leader is known
 	// futures carries every proposal's future to waitFutures, which closes
 	// the proposing connection if Raft refuses or loses it.
-	futures chan proposal
+	futures     chan proposal
+	applyMu     sync.RWMutex // guards applyClosed; held to read around each raft.Apply
+	applyClosed bool
+	unanswered  atomic.Int64 // raft.Apply futures not yet answered
 
 	mu        sync.Mutex // guards the fields below
 	listeners map[net.Listener]struct{}
@@ -272,6 +278,7 @@ func (s *Server) stop() {
 		}
 		s.closePeers()
 		if s.raft != nil {
+			s.stopProposing()
 			if err := s.raft.Shutdown().Error(); err != nil {
 				s.log.Error("raft shutdown", "err", err)
 			}
@@ -303,6 +310,7 @@ func (s *Server) closing() bool {
 func (s *Server) startCluster() error {
 	if !s.cfg.clustered() {
 		s.onLeader()
+		s.leading.Store(true)
 		s.setServing(true)
 		return nil
 	}

@@ -69,7 +69,10 @@ func (s *Server) expireSessions() {
 }
 
 func (s *Server) expire(now time.Time) {
-	if !s.isLeader() {
+	// Raft may call this member leader before watchLeadership has reset the
+	// deadlines, which a follower's tracker holds from the sessions'
+	// creation: expiring then could end live sessions.
+	if !s.leading.Load() || !s.isLeader() {
 		return
 	}
 	s.mu.Lock()
@@ -108,7 +111,7 @@ func (s *Server) reapContainers() {
 		case <-s.quit:
 			return
 		case now := <-ticker.C:
-			if !s.isLeader() {
+			if !s.leading.Load() || !s.isLeader() {
 				continue
 			}
 			var paths []string

@@ -5,7 +5,9 @@
 package servertest
 
 import (
+	"io"
 	"log/slog"
+	"sync"
 	"testing"
 	"time"
 
@@ -44,7 +46,7 @@ func testConfig(t testing.TB, opts []Option, base ...Option) server.Config {
 		ExtendedTypesEnabled:   true,
 		ContainerCheckInterval: 100 * time.Millisecond,
 		MaxClientCnxns:         -1,
-		Logger:                 slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Logger:                 testLogger(t),
 	}
 	for _, o := range append(base, opts...) {
 		o(&cfg)
@@ -86,4 +88,34 @@ func NewServer(t testing.TB, opts ...Option) *server.Server {
 		}
 	})
 	return srv
+}
+
+// testLogger logs to the test's output (shown for failing tests only) until
+// the test ends, and drops what goroutines still log after that: a line
+// written to a finished test's output panics.
+func testLogger(t testing.TB) *slog.Logger {
+	w := &testWriter{out: t.Output()}
+	t.Cleanup(w.finish)
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+type testWriter struct {
+	mu   sync.Mutex // guards done, and serializes writes
+	out  io.Writer
+	done bool
+}
+
+func (w *testWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.done {
+		return len(p), nil
+	}
+	return w.out.Write(p)
+}
+
+func (w *testWriter) finish() {
+	w.mu.Lock()
+	w.done = true
+	w.mu.Unlock()
 }
