@@ -1,0 +1,171 @@
+package lockrecipe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// guard watches our node from its creation until it is released, and
+// closes gone (and lost, unless we are releasing it) when the node goes:
+// deleted, or its session expired or was closed. The watch is a data watch
+// on our own node, so a session expiry reaches it as go-zookeeper's
+// EventNotWatching as soon as the client reconnects and learns of it, and
+// a deletion as EventNodeDeleted. It runs until stop is closed or the node
+// is gone; it never blocks anything but itself.
+func (c *contender) guard() {
+	closing := closeDetector{conn: c.conn}
+	for attempt := 0; ; attempt++ {
+		_, _, ch, err := c.conn.GetW(c.path)
+		switch {
+		case err == nil:
+			attempt = -1
+			if c.watchOwn(ch) {
+				return
+			}
+			continue
+		case errors.Is(err, zk.ErrNoNode):
+			c.markGone(fmt.Errorf("node %s is gone", c.path))
+			return
+		case sessionEnded(err):
+			c.markGone(err)
+			return
+		case closing.closed(err):
+			c.markGone(zk.ErrClosing)
+			return
+		}
+		if backoff(context.Background(), noDeadline(), attempt, c.stop, err) != nil || c.stopped() {
+			return
+		}
+	}
+}
+
+// watchOwn waits for one event of the watch on our node and reports
+// whether the guard is done.
+func (c *contender) watchOwn(ch <-chan zk.Event) bool {
+	select {
+	case ev := <-ch:
+		switch ev.Type {
+		case zk.EventNodeDeleted:
+			c.markGone(fmt.Errorf("node %s was deleted", c.path))
+			return true
+		case zk.EventNotWatching:
+			c.markGone(ev.Err)
+			return true
+		}
+		return false // its data changed: watch again
+	case <-c.stop:
+		return true
+	}
+}
+
+func (c *contender) stopped() bool {
+	select {
+	case <-c.stop:
+		return true
+	default:
+		return false
+	}
+}
+
+func (c *contender) stopGuard() { c.stopOnce.Do(func() { close(c.stop) }) }
+
+// markGone records that our node is gone and why. Unless we are releasing
+// it, that is a loss: Lost() channels close and later calls fail.
+func (c *contender) markGone(cause error) {
+	if cause == nil {
+		cause = fmt.Errorf("watch on %s ended", c.path)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cause != nil {
+		return
+	}
+	c.cause = cause
+	close(c.gone)
+	if !c.releasing {
+		c.isLost = true
+		close(c.lost)
+	}
+}
+
+// lostErr returns an ErrLost error if our node went without our release.
+func (c *contender) lostErr() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.isLost {
+		return nil
+	}
+	return lostError("lock node "+c.path, c.cause)
+}
+
+// release deletes our node (and any duplicate an uncertain create left),
+// retrying through connection losses for the retry timeout, and stops the
+// guard. It returns an ErrLost error if the node had gone before.
+func (c *contender) release() error {
+	c.mu.Lock()
+	c.releasing = true
+	gone := c.cause != nil
+	c.mu.Unlock()
+	defer c.stopGuard()
+	var err error
+	if !gone {
+		err = c.deleteNode()
+	}
+	if c.uncertain {
+		c.deleteDuplicates()
+	}
+	if lerr := c.lostErr(); lerr != nil {
+		return lerr
+	}
+	return err
+}
+
+// deleteNode deletes our node. A node that is already gone is a loss,
+// unless an earlier attempt of ours may have deleted it.
+func (c *contender) deleteNode() error {
+	deadline := time.Now().Add(c.opts.retryTimeout)
+	closing := closeDetector{conn: c.conn}
+	maybeDeleted := false
+	for attempt := 0; ; attempt++ {
+		err := c.conn.Delete(c.path, -1)
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, zk.ErrNoNode) && maybeDeleted:
+			return nil
+		case errors.Is(err, zk.ErrNoNode), sessionEnded(err):
+			return lostError("release "+c.path, err)
+		case closing.closed(err):
+			return lostError("release "+c.path, zk.ErrClosing)
+		case !transient(err):
+			return fmt.Errorf("release %s: %w", c.path, err)
+		}
+		maybeDeleted = true
+		if berr := backoff(context.Background(), deadline, attempt, c.gone, err); berr != nil {
+			return fmt.Errorf("release %s: %w", c.path, berr)
+		}
+		select {
+		case <-c.gone: // deleted by us, or the session ended: either way released
+			return nil
+		default:
+		}
+	}
+}
+
+// deleteDuplicates deletes every node of this attempt but ours, best
+// effort: a create whose reply was lost may have landed twice.
+func (c *contender) deleteDuplicates() {
+	children, _, err := c.conn.Children(c.dir)
+	if err != nil {
+		return
+	}
+	for _, ch := range c.mine(children) {
+		if ch != c.name {
+			c.conn.Delete(childPath(c.dir, ch), -1)
+		}
+	}
+}
