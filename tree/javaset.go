@@ -2,6 +2,7 @@ package tree
 
 import (
 	"slices"
+	"sync/atomic"
 	"unicode/utf16"
 )
 
@@ -43,10 +44,21 @@ func javaBin(h int32, bits uint8) int {
 // more, are not modelled.) Go's maps iterate at random; ZooKeeper's clients
 // see this order, and tests written against ZooKeeper often rely on it.
 type javaSet struct {
-	seq  map[string]uint32 // member -> insertion sequence
+	seq  map[string]member
 	next uint32
 	bits uint8 // log2 of the table size; 0 before the first add
 	init uint8 // log2 of the initial capacity
+	// order caches ordered() ([]string) until the set changes. Readers fill
+	// it under the tree's read lock, so it is atomic; concurrent fills store
+	// the same list. A javaSet is never copied while in use.
+	order atomic.Value
+}
+
+// member is a name's place in the set: its insertion sequence, and its
+// Java hash, computed once.
+type member struct {
+	seq  uint32
+	hash int32
 }
 
 const (
@@ -64,7 +76,7 @@ func (s *javaSet) has(name string) bool {
 // add inserts name at the end of the insertion order.
 func (s *javaSet) add(name string) {
 	if s.seq == nil {
-		s.seq = make(map[string]uint32)
+		s.seq = make(map[string]member)
 	}
 	if _, ok := s.seq[name]; ok {
 		return
@@ -76,13 +88,15 @@ func (s *javaSet) add(name string) {
 // put inserts name with a given sequence (undo and restore use it).
 func (s *javaSet) put(name string, seq uint32) {
 	if s.seq == nil {
-		s.seq = make(map[string]uint32)
+		s.seq = make(map[string]member)
 	}
 	if s.bits == 0 {
 		s.bits = s.init
 	}
-	s.seq[name] = seq
-	if s.bits < 6 && s.binCount(name) > 8 {
+	s.order.Store([]string(nil))
+	hash := JavaHash(name)
+	s.seq[name] = member{seq: seq, hash: hash}
+	if s.bits < 6 && s.binCount(hash) > 8 {
 		s.bits++
 	}
 	for len(s.seq) > 3<<s.bits/4 {
@@ -90,29 +104,47 @@ func (s *javaSet) put(name string, seq uint32) {
 	}
 }
 
-func (s *javaSet) binCount(name string) int {
-	bin := javaBin(JavaHash(name), s.bits)
+// binCount counts the members in the bin of hash.
+func (s *javaSet) binCount(hash int32) int {
+	bin := javaBin(hash, s.bits)
 	n := 0
-	for m := range s.seq {
-		if javaBin(JavaHash(m), s.bits) == bin {
+	for _, m := range s.seq {
+		if javaBin(m.hash, s.bits) == bin {
 			n++
 		}
 	}
 	return n
 }
 
-func (s *javaSet) remove(name string) { delete(s.seq, name) }
+// seqOf returns a member's insertion sequence.
+func (s *javaSet) seqOf(name string) uint32 { return s.seq[name].seq }
+
+func (s *javaSet) remove(name string) {
+	if _, ok := s.seq[name]; ok {
+		delete(s.seq, name)
+		s.order.Store([]string(nil))
+	}
+}
 
 type binned struct {
 	name     string
 	bin, src int
 	seq      uint32
+	hash     int32
 }
 
-// ordered returns the members in Java's iteration order.
+// ordered returns the members in Java's iteration order. The slice is
+// cached until the set changes: callers must not modify it.
 func (s *javaSet) ordered() []string {
-	items := s.binned(s.bits)
-	return names(items)
+	if len(s.seq) == 0 {
+		return []string{}
+	}
+	if cached, _ := s.order.Load().([]string); cached != nil {
+		return cached
+	}
+	order := names(s.binned(s.bits))
+	s.order.Store(order)
+	return order
 }
 
 // orderedCopy returns the members in the iteration order of a clone of the
@@ -130,7 +162,7 @@ func (s *javaSet) orderedCopy() []string {
 	}
 	for i := range items {
 		items[i].src = i
-		items[i].bin = javaBin(JavaHash(items[i].name), target)
+		items[i].bin = javaBin(items[i].hash, target)
 	}
 	slices.SortFunc(items, func(a, b binned) int {
 		if a.bin != b.bin {
@@ -145,7 +177,7 @@ func maxBinCount(items []binned, bits uint8) int {
 	counts := make(map[int]int)
 	most := 0
 	for _, it := range items {
-		b := javaBin(JavaHash(it.name), bits)
+		b := javaBin(it.hash, bits)
 		counts[b]++
 		most = max(most, counts[b])
 	}
@@ -154,8 +186,8 @@ func maxBinCount(items []binned, bits uint8) int {
 
 func (s *javaSet) binned(bits uint8) []binned {
 	items := make([]binned, 0, len(s.seq))
-	for name, seq := range s.seq {
-		items = append(items, binned{name: name, bin: javaBin(JavaHash(name), bits), seq: seq})
+	for name, m := range s.seq {
+		items = append(items, binned{name: name, bin: javaBin(m.hash, bits), seq: m.seq, hash: m.hash})
 	}
 	slices.SortFunc(items, func(a, b binned) int {
 		if a.bin != b.bin {

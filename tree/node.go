@@ -43,6 +43,16 @@ type node struct {
 	kind         Kind
 }
 
+// withoutChildren returns a copy of the node with an empty child set (a
+// snapshot's record; restore rebuilds the links).
+func (n *node) withoutChildren() node {
+	return node{
+		data: n.data, acl: n.acl, czxid: n.czxid, mzxid: n.mzxid, pzxid: n.pzxid, ctime: n.ctime,
+		mtime: n.mtime, ttl: n.ttl, owner: n.owner, version: n.version, childCreates: n.childCreates,
+		aversion: n.aversion, kind: n.kind,
+	}
+}
+
 // stat returns the node's Stat as clients see it.
 func (n *node) stat() wire.Stat {
 	nc := int32(n.children.len())

@@ -58,14 +58,13 @@ func (t *Tree) Snapshot() *Snapshot {
 }
 
 func (t *Tree) record(p string, n *node) record {
-	r := record{path: p, n: *n, kids: setState{n.children.next, n.children.bits}}
-	r.n.children = javaSet{}
+	r := record{path: p, n: n.withoutChildren(), kids: setState{n.children.next, n.children.bits}}
 	if p != "/" {
-		r.seq = t.nodes[parentOf(p)].children.seq[baseName(p)]
+		r.seq = t.nodes[parentOf(p)].children.seqOf(baseName(p))
 	}
 	if n.kind == KindEphemeral {
 		set := t.ephemerals[n.owner]
-		r.eph, r.ephSeq = setState{set.next, set.bits}, set.seq[p]
+		r.eph, r.ephSeq = setState{set.next, set.bits}, set.seqOf(p)
 	}
 	return r
 }

@@ -155,16 +155,17 @@ func (t *Tree) Create(c *Context, a CreateArgs) (string, wire.Stat, wire.Code) {
 func (t *Tree) insert(c *Context, path, parentPath string, parent *node, n *node) {
 	name := baseName(path)
 	if t.undo != nil {
-		oldCreates, oldPzxid, oldKids := parent.childCreates, parent.pzxid, parent.children
+		oldCreates, oldPzxid := parent.childCreates, parent.pzxid
+		oldNext, oldBits := parent.children.next, parent.children.bits
 		eph, hadEph := t.ephemerals[n.owner], false
-		var oldEph javaSet
+		var oldEph setState
 		if n.kind == KindEphemeral && eph != nil {
-			hadEph, oldEph = true, *eph
+			hadEph, oldEph = true, setState{eph.next, eph.bits}
 		}
 		t.undo = append(t.undo, func() {
 			delete(t.nodes, path)
 			parent.children.remove(name)
-			parent.children.next, parent.children.bits = oldKids.next, oldKids.bits
+			parent.children.next, parent.children.bits = oldNext, oldBits
 			parent.childCreates, parent.pzxid = oldCreates, oldPzxid
 			t.unindex(path, n)
 			if n.kind == KindEphemeral && !hadEph {
@@ -260,10 +261,10 @@ func (t *Tree) Delete(c *Context, path string, version int32) wire.Code {
 func (t *Tree) remove(c *Context, path, parentPath string, parent, n *node) {
 	name := baseName(path)
 	if t.undo != nil {
-		oldPzxid, oldSeq := parent.pzxid, parent.children.seq[name]
+		oldPzxid, oldSeq := parent.pzxid, parent.children.seqOf(name)
 		var ephSeq uint32
 		if n.kind == KindEphemeral {
-			ephSeq = t.ephemerals[n.owner].seq[path]
+			ephSeq = t.ephemerals[n.owner].seqOf(path)
 		}
 		t.undo = append(t.undo, func() {
 			t.nodes[path] = n
