@@ -65,6 +65,9 @@ func (c *contender) create(ctx context.Context, lockName string, data []byte) er
 		case err == nil:
 			c.setPath(p)
 			return nil
+		case closing.closed(err) && c.uncertain:
+			// A node an earlier try may have made went with the session.
+			return lostError("create a node in "+c.dir, zk.ErrClosing)
 		case closing.closed(err):
 			return fmt.Errorf("create a node in %s: %w", c.dir, zk.ErrClosing)
 		case transient(err):
@@ -97,7 +100,8 @@ func (c *contender) find(ctx context.Context, deadline time.Time) (bool, error) 
 		children, _, err := c.conn.Children(c.dir)
 		switch {
 		case closing.closed(err):
-			return false, fmt.Errorf("look for our node in %s: %w", c.dir, zk.ErrClosing)
+			// Our node, if the create made it, went with the session.
+			return false, lostError("look for our node in "+c.dir, zk.ErrClosing)
 		case err == nil:
 			if mine := c.mine(children); len(mine) > 0 {
 				c.setPath(childPath(c.dir, mine[0]))

@@ -59,26 +59,28 @@ func (s *Server) Restored(*tree.Tree) {
 
 // reconcileSessions makes the tracker and the connections agree with the
 // replicated sessions after a restore: every session gets a fresh deadline,
-// and connections of sessions that no longer exist are closed.
+// and every connection is closed. A member restores while serving only
+// when it fell too far behind the leader for the log to catch it up; the
+// changes the snapshot skipped fired no watches here, so its clients must
+// reconnect, as ZooKeeper's do when a learner resyncs, and send their
+// watches again with the zxid they last saw (setWatches fires what they
+// missed).
 func (s *Server) reconcileSessions() {
 	sessions := s.fsm.Sessions()
-	alive := make(map[int64]bool, len(sessions))
-	for _, sess := range sessions {
-		alive[sess.ID] = true
-	}
 	now := time.Now()
 	s.mu.Lock()
-	var stale []*conn
-	for id, c := range s.bySession {
-		if !alive[id] {
-			stale = append(stale, c)
-		}
+	stale := make([]*conn, 0, len(s.conns))
+	for c := range s.conns {
+		stale = append(stale, c)
 	}
 	for _, sess := range sessions {
 		s.tracker.Add(sess.ID, time.Duration(sess.Timeout)*time.Millisecond, now)
 	}
 	s.mu.Unlock()
+	if len(stale) > 0 {
+		s.log.Warn("state replaced by the leader's snapshot: closing client connections so that clients resend their watches", "connections", len(stale))
+	}
 	for _, c := range stale {
-		c.finish()
+		c.close("state replaced by a snapshot")
 	}
 }

@@ -182,6 +182,7 @@ func (s *Server) reportTouches() {
 		s.mu.Unlock()
 		if c, err := s.fwd.client(); err == nil {
 			c.send(fwdTouch, payload, nil)
+			c.send(fwdProgress, binary.BigEndian.AppendUint64(nil, uint64(s.fsm.LastZxid())), nil)
 		}
 	}
 }

@@ -20,6 +20,7 @@ const (
 	fwdTouch      byte = 2 // session ids that sent packets lately; no reply
 	fwdRevalidate byte = 3 // a resuming session and its timeout; reply: 1 if alive
 	fwdSync       byte = 4 // a barrier; reply: the leader's last applied zxid
+	fwdProgress   byte = 5 // the zxid the member has applied; no reply
 
 	fwdOK  byte = 0
 	fwdErr byte = 1
@@ -91,6 +92,8 @@ func (s *Server) serveForward(nc net.Conn) {
 			replies <- s.applyForwarded(typ, id, append([]byte(nil), payload...))
 		case fwdTouch:
 			s.touchRemote(nc, payload)
+		case fwdProgress:
+			s.progressRemote(nc, payload)
 		case fwdRevalidate:
 			replies <- s.revalidateFor(typ, id, payload)
 		case fwdSync:
@@ -183,6 +186,18 @@ func (s *Server) touchRemote(nc net.Conn, payload []byte) {
 	for ; len(payload) >= 8; payload = payload[8:] {
 		s.tracker.Touch(int64(binary.BigEndian.Uint64(payload)), now)
 	}
+}
+
+// progressRemote records the zxid a member reports it has applied, which
+// tuneTrailingLogs keeps the log for.
+func (s *Server) progressRemote(nc net.Conn, payload []byte) {
+	pc, ok := nc.(*peerConn)
+	if !ok || len(payload) != 8 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.applied[pc.remote] = memberProgress{zxid: binary.BigEndian.Uint64(payload), at: time.Now()}
 }
 
 // trackPeer remembers an inbound member connection, to close at shutdown.

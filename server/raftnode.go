@@ -118,6 +118,9 @@ func (s *Server) raftConfig() *raft.Config {
 		conf.SnapshotInterval = 10 * time.Second
 		conf.SnapshotThreshold = uint64(s.cfg.SnapCount)
 	}
+	if s.cfg.clustered() {
+		conf.TrailingLogs = minTrailingLogs // see tuneTrailingLogs
+	}
 	return conf
 }
 
@@ -227,35 +230,113 @@ func raftLogger(l *slog.Logger) hclog.Logger {
 	return hclog.FromStandardLogger(std, &hclog.LoggerOptions{Name: "raft", Level: level, Output: io.Discard})
 }
 
-// tuneSnapshots keeps an in-memory member's snapshot threshold at the
-// tree's size (at least minSnapshotThreshold). A snapshot copies every
-// node, so spacing snapshots by as many writes as there are nodes costs each
-// write about one node copy, however large the tree, while the log Raft
-// keeps in memory between snapshots stays in proportion to the tree.
+// tuneSnapshots keeps Raft's snapshot settings fitted to the state, four
+// times a second: tuneThreshold and tuneTrailingLogs.
 func (s *Server) tuneSnapshots() {
-	if s.cfg.DataDir != "" {
+	if s.cfg.DataDir != "" && !s.cfg.clustered() {
 		return
 	}
-	ticker := time.NewTicker(time.Second)
+	ticker := time.NewTicker(250 * time.Millisecond)
 	defer ticker.Stop()
-	current := uint64(minSnapshotThreshold)
+	threshold, trailing := uint64(minSnapshotThreshold), uint64(minTrailingLogs)
 	for {
 		select {
 		case <-s.quit:
 			return
 		case <-ticker.C:
 		}
-		var nodes int
-		s.fsm.Read(func(t *treeT) { nodes = t.Len() })
-		want := max(uint64(nodes), minSnapshotThreshold)
-		if want < current*3/4 || want > current*5/4 {
-			rc := s.raft.ReloadableConfig()
-			rc.SnapshotThreshold = want
-			if err := s.raft.ReloadConfig(rc); err != nil {
-				s.log.Warn("tune snapshot threshold", "err", err)
-				continue
-			}
-			current = want
+		if s.cfg.DataDir == "" {
+			threshold = s.tuneThreshold(threshold)
+		}
+		if s.cfg.clustered() {
+			trailing = s.tuneTrailingLogs(trailing)
 		}
 	}
+}
+
+// tuneThreshold keeps an in-memory member's snapshot threshold at the
+// tree's size (at least minSnapshotThreshold). A snapshot copies every
+// node, so spacing snapshots by as many writes as there are nodes costs each
+// write about one node copy, however large the tree, while the log Raft
+// keeps in memory between snapshots stays in proportion to the tree.
+func (s *Server) tuneThreshold(current uint64) uint64 {
+	var nodes int
+	s.fsm.Read(func(t *treeT) { nodes = t.Len() })
+	want := max(uint64(nodes), minSnapshotThreshold)
+	if want >= current*3/4 && want <= current*5/4 {
+		return current
+	}
+	rc := s.raft.ReloadableConfig()
+	rc.SnapshotThreshold = want
+	if err := s.raft.ReloadConfig(rc); err != nil {
+		s.log.Warn("tune snapshot threshold", "err", err)
+		return current
+	}
+	return want
+}
+
+// Bounds of the log a cluster member keeps behind its latest snapshot.
+const (
+	minTrailingLogs = 16384
+	maxTrailingLogs = 1 << 20
+)
+
+// tuneTrailingLogs keeps, on the leader, the log that the slowest member in
+// touch still needs (twice its lag, for the lag to grow until the next
+// report), up to maxTrailingLogs entries. A member that falls behind what
+// the log holds is sent a snapshot instead, and a member that restores one
+// while serving must drop its clients (reconcileSessions): under a load that
+// one member cannot keep up with, a fixed trailing log would make that
+// happen again and again. ZooKeeper's leader likewise queues what a slow
+// follower has yet to receive.
+func (s *Server) tuneTrailingLogs(current uint64) uint64 {
+	var lags []uint64
+	if s.isLeader() {
+		last := uint64(s.fsm.LastZxid())
+		s.mu.Lock()
+		for id, p := range s.applied {
+			if time.Since(p.at) > 2*s.cfg.TickTime {
+				delete(s.applied, id) // gone quiet: it will need a snapshot anyway
+				continue
+			}
+			if p.zxid < last {
+				lags = append(lags, last-p.zxid)
+			}
+		}
+		s.mu.Unlock()
+	}
+	want := fitTrailingLogs(current, lags)
+	if want == current {
+		return current
+	}
+	rc := s.raft.ReloadableConfig()
+	rc.TrailingLogs = want
+	if err := s.raft.ReloadConfig(rc); err != nil {
+		s.log.Warn("tune trailing logs", "err", err)
+		return current
+	}
+	s.log.Debug("trailing log for the slowest member", "entries", want)
+	return want
+}
+
+// fitTrailingLogs returns the trailing log for members lagging by lags
+// entries: twice the largest lag plus minTrailingLogs, at most
+// maxTrailingLogs. It goes down only by halves from current, so that a lag
+// that comes and goes does not make the log shrink and grow with every
+// report.
+func fitTrailingLogs(current uint64, lags []uint64) uint64 {
+	want := uint64(minTrailingLogs)
+	for _, lag := range lags {
+		want = max(want, min(2*lag+minTrailingLogs, maxTrailingLogs))
+	}
+	if want < current {
+		want = max(want, current/2)
+	}
+	return want
+}
+
+// memberProgress is the zxid a member last reported applied, and when.
+type memberProgress struct {
+	zxid uint64
+	at   time.Time
 }

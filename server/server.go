@@ -62,9 +62,10 @@ type Server struct {
 	running   map[string]int   // owned goroutines by name
 	tracker   *session.Tracker // session liveness (leader only)
 	ids       *session.IDs
-	touched   map[int64]struct{}    // sessions seen here since the last report to the leader
-	lastHeard map[int]time.Time     // when each member last reported to this (leading) member
-	peerConns map[net.Conn]struct{} // inbound member connections
+	touched   map[int64]struct{}     // sessions seen here since the last report to the leader
+	lastHeard map[int]time.Time      // when each member last reported to this (leading) member
+	applied   map[int]memberProgress // what each member last reported applied to this (leading) member
+	peerConns map[net.Conn]struct{}  // inbound member connections
 
 	zmu      sync.Mutex // guards zwaiters
 	zwaiters []zxidWaiter
@@ -94,6 +95,7 @@ func New(cfg Config) (*Server, error) {
 		running:   make(map[string]int),
 		touched:   make(map[int64]struct{}),
 		lastHeard: make(map[int]time.Time),
+		applied:   make(map[int]memberProgress),
 		peerConns: make(map[net.Conn]struct{}),
 		servingCh: make(chan struct{}),
 		leaderCh:  make(chan struct{}),
