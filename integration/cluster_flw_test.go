@@ -55,13 +55,31 @@ func TestClusterObserver(t *testing.T) {
 	assert.Equal(t, "o", string(data))
 }
 
+// TestDurableConfAndDirs checks that conf names a durable server's
+// directories and that dirs measures them, as ZooKeeper's do.
+func TestDurableConfAndDirs(t *testing.T) {
+	srv := servertest.NewServer(t, servertest.WithDurable())
+	assert.Equal(t, "datadir_size: 0\nlogdir_size: 0\n", fourLetterWord(t, servertest.NewServer(t).ConnectString(), "dirs"),
+		"in memory, nothing on disk")
+	conf := fourLetterWord(t, srv.ConnectString(), "conf")
+	assert.Regexp(t, `(?m)^dataDir=/.+\ndataDirSize=\d+\ndataLogDir=/.+\ndataLogSize=[1-9]\d*\ntickTime=`, conf)
+	dirs := fourLetterWord(t, srv.ConnectString(), "dirs")
+	assert.Regexp(t, `^datadir_size: \d+\nlogdir_size: [1-9]\d*\n$`, dirs, "the Raft log has its file")
+}
+
 // mntr returns a server's mntr output.
 func mntr(t testing.TB, addr string) string {
+	t.Helper()
+	return fourLetterWord(t, addr, "mntr")
+}
+
+// fourLetterWord sends word to a server and returns its answer.
+func fourLetterWord(t testing.TB, addr, word string) string {
 	t.Helper()
 	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
 	require.NoError(t, err)
 	defer conn.Close()
-	_, err = conn.Write([]byte("mntr"))
+	_, err = conn.Write([]byte(word))
 	require.NoError(t, err)
 	require.NoError(t, conn.SetReadDeadline(time.Now().Add(5*time.Second)))
 	out, err := io.ReadAll(conn)

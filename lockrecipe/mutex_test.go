@@ -103,6 +103,59 @@ func TestMutex_FIFO(t *testing.T) {
 	assert.IsIncreasing(t, nodes, "sequence numbers in acquisition order")
 }
 
+// TestMutex_WaitersWithdrawInTheMiddle queues five waiters behind a holder
+// and withdraws the second and third (and the first, which both of those
+// stood behind): the fourth, whose predecessor went without the lock being
+// released, must wait on for the holder, then get the lock before the
+// fifth.
+func TestMutex_WaitersWithdrawInTheMiddle(t *testing.T) {
+	srv := servertest.NewServer(t)
+	addr, path, ctx := srv.ConnectString(), uniquePath(t), testContext(t)
+	observer := newSession(t, addr)
+	holder := lockrecipe.NewMutex(newSession(t, addr).Conn, path)
+	require.NoError(t, holder.Lock(ctx))
+
+	var held atomic.Bool // a waiter holds the lock
+	held.Store(true)
+	type result struct {
+		i   int
+		err error
+	}
+	got := make(chan result, 5)
+	cancels := make([]context.CancelFunc, 5)
+	for i := range 5 {
+		wctx, cancel := context.WithCancel(ctx)
+		cancels[i] = cancel
+		m := lockrecipe.NewMutex(newSession(t, addr).Conn, path)
+		go func() {
+			err := m.Lock(wctx)
+			if err == nil {
+				assert.False(t, held.Swap(true), "waiter %d got the lock while it was held", i)
+				held.Store(false)
+				err = m.Unlock()
+			}
+			got <- result{i, err}
+		}()
+		waitChildren(t, observer.Conn, path, i+2)
+	}
+	for _, i := range []int{1, 2, 0} {
+		cancels[i]()
+		r := wait(t, got, "a withdrawn waiter returns")
+		assert.ErrorIs(t, r.err, context.Canceled, "waiter %d", r.i)
+	}
+	waitChildren(t, observer.Conn, path, 3) // the holder, waiters 3 and 4
+	held.Store(false)
+	require.NoError(t, holder.Unlock())
+	for _, want := range []int{3, 4} {
+		r := wait(t, got, "a waiter gets the lock")
+		assert.Equal(t, want, r.i, "order of acquisition")
+		assert.NoError(t, r.err)
+	}
+	for _, cancel := range cancels {
+		cancel()
+	}
+}
+
 // TestMutex_OneNotificationPerRelease queues ten waiters behind a holder,
 // each with its own session, and counts the watch notifications every
 // session receives. Each release must notify exactly one other session

@@ -3,8 +3,10 @@ package server
 import (
 	"encoding/binary"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -86,7 +88,8 @@ func (s *Server) fourLetterText(word string, self *conn) string {
 	case "dump":
 		s.writeDump(&b)
 	case "dirs":
-		b.WriteString("datadir_size: 0\nlogdir_size: 0\n")
+		data, logs := s.dirSizes()
+		fmt.Fprintf(&b, "datadir_size: %d\nlogdir_size: %d\n", data, logs)
 	case "crst":
 		for _, c := range s.connList() {
 			c.stats.reset()
@@ -282,9 +285,51 @@ func (s *Server) writeConf(b *strings.Builder) {
 	_, port, _ := net.SplitHostPort(s.ConnectString())
 	maxCnxns := max(s.cfg.MaxClientCnxns, 0)
 	fmt.Fprintf(b, "clientPort=%s\nsecureClientPort=-1\n", port)
+	if s.cfg.DataDir != "" {
+		data, logs := s.dirSizes()
+		fmt.Fprintf(b, "dataDir=%s\ndataDirSize=%d\n", absPath(s.cfg.DataDir), data)
+		fmt.Fprintf(b, "dataLogDir=%s\ndataLogSize=%d\n", absPath(s.logDir()), logs)
+	}
 	fmt.Fprintf(b, "tickTime=%d\nmaxClientCnxns=%d\n", s.cfg.TickTime.Milliseconds(), maxCnxns)
 	fmt.Fprintf(b, "minSessionTimeout=%d\nmaxSessionTimeout=%d\n", s.cfg.MinSessionTimeout.Milliseconds(), s.cfg.MaxSessionTimeout.Milliseconds())
 	fmt.Fprintf(b, "clientPortListenBacklog=-1\nserverId=%d\n", s.cfg.ServerID)
+}
+
+// dirSizes returns the bytes of the snapshots (the data directory's files)
+// and of the Raft log; both 0 in memory.
+func (s *Server) dirSizes() (data, logs int64) {
+	if s.cfg.DataDir == "" {
+		return 0, 0
+	}
+	if info, err := os.Stat(filepath.Join(s.logDir(), raftLogFile)); err == nil {
+		logs = info.Size()
+	}
+	data = treeSize(s.cfg.DataDir)
+	if s.logDir() == s.cfg.DataDir {
+		data -= logs
+	}
+	return data, logs
+}
+
+// treeSize adds up the sizes of the regular files under dir.
+func treeSize(dir string) int64 {
+	var n int64
+	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if info, err := d.Info(); err == nil {
+				n += info.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}
+
+func absPath(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
 }
 
 func (s *Server) writeEnvi(b *strings.Builder) {

@@ -124,6 +124,17 @@ func (s *Server) raftConfig() *raft.Config {
 	return conf
 }
 
+// raftLogFile holds the Raft log and stable store, in logDir.
+const raftLogFile = "raft.db"
+
+// logDir is where the Raft log is kept: DataLogDir, or else DataDir.
+func (s *Server) logDir() string {
+	if s.cfg.DataLogDir != "" {
+		return s.cfg.DataLogDir
+	}
+	return s.cfg.DataDir
+}
+
 // raftStores returns the log, stable and snapshot stores: in memory, or
 // raft-boltdb and file snapshots under DataDir.
 func (s *Server) raftStores(logger hclog.Logger) (raft.LogStore, raft.StableStore, raft.SnapshotStore, error) {
@@ -134,14 +145,11 @@ func (s *Server) raftStores(logger hclog.Logger) (raft.LogStore, raft.StableStor
 	if err := os.MkdirAll(s.cfg.DataDir, 0o755); err != nil {
 		return nil, nil, nil, fmt.Errorf("create data dir: %w", err)
 	}
-	logDir := s.cfg.DataDir
-	if s.cfg.DataLogDir != "" {
-		logDir = s.cfg.DataLogDir
-		if err := os.MkdirAll(logDir, 0o755); err != nil {
-			return nil, nil, nil, fmt.Errorf("create data log dir: %w", err)
-		}
+	logDir := s.logDir()
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		return nil, nil, nil, fmt.Errorf("create data log dir: %w", err)
 	}
-	bolt, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(logDir, "raft.db")})
+	bolt, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(logDir, raftLogFile)})
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("open raft log in %s: %w", logDir, err)
 	}

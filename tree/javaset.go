@@ -48,11 +48,39 @@ type javaSet struct {
 	next uint32
 	bits uint8 // log2 of the table size; 0 before the first add
 	init uint8 // log2 of the initial capacity
-	// order caches ordered() ([]string) until the set changes. Readers fill
-	// it under the tree's read lock, so it is atomic; concurrent fills store
-	// the same list. A javaSet is never copied while in use.
-	order atomic.Value
+	// order caches ordered() until the table is resized; adds and removes
+	// update it (see maxIncremental). Readers fill it under the tree's
+	// read lock, so it is atomic; concurrent fills store equal lists. A
+	// javaSet is never copied while in use.
+	order atomic.Value // *orderCache; a nil one when dropped
 }
+
+// orderCache is a javaSet's iteration order: the names, and the bin and
+// sequence each is ordered by. Both slices are immutable once stored
+// (readers may still be encoding a list after the tree's lock is released):
+// an update makes new ones.
+type orderCache struct {
+	names []string
+	keys  []orderKey
+}
+
+type orderKey struct {
+	bin int
+	seq uint32
+}
+
+func (k orderKey) cmp(o orderKey) int {
+	if k.bin != o.bin {
+		return k.bin - o.bin
+	}
+	return int(int64(k.seq) - int64(o.seq))
+}
+
+// maxIncremental is the largest set whose cached order an add or remove
+// updates (a copy of the list, with one name in or out) rather than drops.
+// Updating costs a copy per change, so a large directory that changes
+// often drops its order instead, to sort it again when next listed.
+const maxIncremental = 4096
 
 // member is a name's place in the set: its insertion sequence, and its
 // Java hash, computed once.
@@ -93,7 +121,7 @@ func (s *javaSet) put(name string, seq uint32) {
 	if s.bits == 0 {
 		s.bits = s.init
 	}
-	s.order.Store([]string(nil))
+	bits := s.bits
 	hash := JavaHash(name)
 	s.seq[name] = member{seq: seq, hash: hash}
 	if s.bits < 6 && s.binCount(hash) > 8 {
@@ -102,6 +130,14 @@ func (s *javaSet) put(name string, seq uint32) {
 	for len(s.seq) > 3<<s.bits/4 {
 		s.bits++
 	}
+	c := s.loadOrder()
+	if c == nil || s.bits != bits || len(c.names) >= maxIncremental {
+		s.order.Store((*orderCache)(nil)) // resized: every bin changes
+		return
+	}
+	key := orderKey{bin: javaBin(hash, bits), seq: seq}
+	i, _ := slices.BinarySearchFunc(c.keys, key, orderKey.cmp)
+	s.order.Store(&orderCache{names: insertAt(c.names, i, name), keys: insertAt(c.keys, i, key)})
 }
 
 // binCount counts the members in the bin of hash.
@@ -120,10 +156,25 @@ func (s *javaSet) binCount(hash int32) int {
 func (s *javaSet) seqOf(name string) uint32 { return s.seq[name].seq }
 
 func (s *javaSet) remove(name string) {
-	if _, ok := s.seq[name]; ok {
-		delete(s.seq, name)
-		s.order.Store([]string(nil))
+	m, ok := s.seq[name]
+	if !ok {
+		return
 	}
+	delete(s.seq, name)
+	c := s.loadOrder()
+	if c == nil || len(c.names) > maxIncremental {
+		s.order.Store((*orderCache)(nil))
+		return
+	}
+	i, found := slices.BinarySearchFunc(c.keys, orderKey{bin: javaBin(m.hash, s.bits), seq: m.seq}, orderKey.cmp)
+	if !found || c.names[i] != name {
+		s.order.Store((*orderCache)(nil)) // cannot happen: the cache holds every member
+		return
+	}
+	s.order.Store(&orderCache{
+		names: slices.Concat(c.names[:i], c.names[i+1:]),
+		keys:  slices.Concat(c.keys[:i], c.keys[i+1:]),
+	})
 }
 
 type binned struct {
@@ -133,18 +184,27 @@ type binned struct {
 	hash     int32
 }
 
+func (s *javaSet) loadOrder() *orderCache {
+	c, _ := s.order.Load().(*orderCache)
+	return c
+}
+
 // ordered returns the members in Java's iteration order. The slice is
 // cached until the set changes: callers must not modify it.
 func (s *javaSet) ordered() []string {
 	if len(s.seq) == 0 {
 		return []string{}
 	}
-	if cached, _ := s.order.Load().([]string); cached != nil {
-		return cached
+	if c := s.loadOrder(); c != nil {
+		return c.names
 	}
-	order := names(s.binned(s.bits))
-	s.order.Store(order)
-	return order
+	items := s.binned(s.bits)
+	c := &orderCache{names: names(items), keys: make([]orderKey, len(items))}
+	for i, it := range items {
+		c.keys[i] = orderKey{bin: it.bin, seq: it.seq}
+	}
+	s.order.Store(c)
+	return c.names
 }
 
 // orderedCopy returns the members in the iteration order of a clone of the
@@ -196,6 +256,14 @@ func (s *javaSet) binned(bits uint8) []binned {
 		return int(int64(a.seq) - int64(b.seq))
 	})
 	return items
+}
+
+// insertAt returns a copy of s with v inserted at i.
+func insertAt[T any](s []T, i int, v T) []T {
+	out := make([]T, 0, len(s)+1)
+	out = append(out, s[:i]...)
+	out = append(out, v)
+	return append(out, s[i:]...)
 }
 
 func names(items []binned) []string {

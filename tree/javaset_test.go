@@ -2,9 +2,12 @@ package tree
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // The expected orders were printed by Java 17 iterating a java.util.HashSet
@@ -69,4 +72,33 @@ func TestJavaSet_OrderedCopyResizesForItsSize(t *testing.T) {
 		want = append(want, fmt.Sprintf("/locks/lock-%010d", n))
 	}
 	assert.Equal(t, want, set.orderedCopy())
+}
+
+// TestJavaSet_CachedOrderFollowsChanges lists a set between random adds,
+// removes and re-inserts at an old sequence (as a multi's undo does), and
+// checks each cached, updated order against one computed afresh; a list
+// handed out earlier must not change.
+func TestJavaSet_CachedOrderFollowsChanges(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	set := javaSet{init: childrenInitBits}
+	removed := map[string]uint32{}
+	var earlier, earlierCopy []string
+	for step := range 5000 {
+		name := fmt.Sprintf("n%d", rng.IntN(300))
+		switch {
+		case set.has(name) && rng.IntN(2) == 0:
+			removed[name] = set.seqOf(name)
+			set.remove(name)
+		case !set.has(name) && rng.IntN(4) == 0 && removed[name] != 0:
+			set.put(name, removed[name]) // back where it was
+		default:
+			set.add(name)
+		}
+		if rng.IntN(3) == 0 {
+			got := set.ordered()
+			require.Equal(t, names(set.binned(set.bits)), got, "step %d", step)
+			require.Equal(t, earlierCopy, earlier, "a list handed out before step %d changed", step)
+			earlier, earlierCopy = got, slices.Clone(got)
+		}
+	}
 }
