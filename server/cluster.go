@@ -196,11 +196,46 @@ func (s *Server) revalidateSession(id int64, timeout time.Duration) (bool, error
 	}
 	payload := binary.BigEndian.AppendUint64(nil, uint64(id))
 	payload = binary.BigEndian.AppendUint32(payload, uint32(timeout.Milliseconds()))
-	reply, err := s.fwd.call(fwdRevalidate, payload, s.cfg.RaftTimeout*10)
+	var reply []byte
+	err := s.askLeader(func(left time.Duration) (err error) {
+		reply, err = s.fwd.call(fwdRevalidate, payload, left)
+		return err
+	}, func() { reply = []byte{b2u8(s.revalidate(id, timeout))} })
 	if err != nil {
 		return false, fmt.Errorf("revalidate session %s with the leader: %w", hexID(id), err)
 	}
 	return len(reply) == 1 && reply[0] == 1, nil
+}
+
+// askLeader runs ask, which sends a request to the leader, or local when
+// this member is the leader, for up to ten Raft timeouts: through an
+// election, a request that failed because leadership was moving
+// (leaderMoved) is asked again of whoever leads next. Revalidations and
+// sync barriers are safe to repeat.
+func (s *Server) askLeader(ask func(left time.Duration) error, local func()) error {
+	deadline := time.Now().Add(s.cfg.RaftTimeout * 10)
+	for {
+		if s.isLeader() {
+			local()
+			return nil
+		}
+		err := ask(time.Until(deadline))
+		if err == nil || !leaderMoved(err) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-time.After(s.cfg.RaftTimeout / 10):
+		case <-s.quit:
+			return ErrServerClosed
+		}
+	}
+}
+
+func b2u8(b bool) byte {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // syncBarrier brings this member up to date with the leader: it waits until
@@ -210,21 +245,23 @@ func (s *Server) syncBarrier(done <-chan struct{}) error {
 	if !s.cfg.clustered() {
 		return nil
 	}
-	var target int64
-	if s.isLeader() {
-		if err := s.raft.Barrier(s.cfg.RaftTimeout * 10).Error(); err != nil {
-			return fmt.Errorf("sync barrier: %w", err)
-		}
-		return nil
-	}
-	reply, err := s.fwd.call(fwdSync, nil, s.cfg.RaftTimeout*20)
-	if err != nil {
+	var reply []byte
+	var leaderErr error
+	err := s.askLeader(func(left time.Duration) (err error) {
+		reply, err = s.fwd.call(fwdSync, nil, left+s.cfg.RaftTimeout*10)
+		return err
+	}, func() { leaderErr = s.raft.Barrier(s.cfg.RaftTimeout * 10).Error() })
+	switch {
+	case err != nil:
 		return fmt.Errorf("sync with the leader: %w", err)
-	}
-	if len(reply) != 8 {
+	case leaderErr != nil:
+		return fmt.Errorf("sync barrier: %w", leaderErr)
+	case reply == nil:
+		return nil // this member leads: the barrier is applied here
+	case len(reply) != 8:
 		return errors.New("sync with the leader: malformed reply")
 	}
-	target = int64(binary.BigEndian.Uint64(reply))
+	target := int64(binary.BigEndian.Uint64(reply))
 	return s.waitZxid(target, done, s.cfg.RaftTimeout*20)
 }
 

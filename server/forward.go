@@ -24,6 +24,10 @@ const (
 
 	fwdOK  byte = 0
 	fwdErr byte = 1
+	// fwdLost is no reply: the connection to the leader failed first.
+	fwdLost byte = 2
+	// fwdNotLeader: the member asked does not lead, and did nothing.
+	fwdNotLeader byte = 3
 
 	// maxForwardFrame bounds a forwarded frame: a command holds a client
 	// request of at most jute.maxbuffer bytes plus a small header.
@@ -34,6 +38,12 @@ var (
 	errNoLeader  = errors.New("server: no leader")
 	errIsLeader  = errors.New("server: this member is the leader")
 	errForwarded = errors.New("server: the leader refused a forwarded request")
+	// errLeaderLost means the connection to the leader failed before its
+	// answer came: whether the request took effect is unknown.
+	errLeaderLost = errors.New("server: connection to the leader lost")
+	// errNotLeaderThere means the member asked was not the leader (any
+	// more) and did nothing with the request.
+	errNotLeaderThere = errors.New("server: the member asked does not lead")
 )
 
 // fwdReply is what the leader owes a follower for one request, resolved in
@@ -80,6 +90,12 @@ func (s *Server) serveForward(nc net.Conn) {
 		return
 	}
 	defer close(replies)
+	// Writes are proposed only in the term this connection began in: a
+	// member that lost its connection to a leader may send a write again
+	// through the next one (settleLost), so a frame read late, after this
+	// member lost office and won it back, must not be proposed too. The
+	// connection closes instead, and its member reconnects.
+	term := s.raft.CurrentTerm()
 	fr := wire.NewFrameReader(nc, maxForwardFrame)
 	for {
 		frame, err := fr.Next()
@@ -89,6 +105,9 @@ func (s *Server) serveForward(nc net.Conn) {
 		typ, id, payload := frame[0], binary.BigEndian.Uint64(frame[1:9]), frame[9:]
 		switch typ {
 		case fwdApply:
+			if s.raft.CurrentTerm() != term {
+				return
+			}
 			replies <- s.applyForwarded(typ, id, append([]byte(nil), payload...))
 		case fwdTouch:
 			s.touchRemote(nc, payload)
@@ -165,7 +184,14 @@ func (s *Server) appendForwardReply(buf []byte, r fwdReply) []byte {
 		}
 	}
 	status := fwdOK
-	if err != nil {
+	switch {
+	case errors.Is(err, raft.ErrNotLeader), errors.Is(err, errNoLeader):
+		// Raft answers ErrNotLeader only for what it never appended.
+		status, payload = fwdNotLeader, nil
+	case errors.Is(err, raft.ErrLeadershipLost):
+		// Appended, perhaps committed: as if the connection had failed.
+		status, payload = fwdLost, nil
+	case err != nil:
 		status, payload = fwdErr, []byte(err.Error())
 	}
 	return appendFwd(buf, r.typ, r.id, append([]byte{status}, payload...))

@@ -116,7 +116,7 @@ func (c *fwdClient) send(typ byte, payload []byte, cb func(byte, []byte)) error 
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
-		return errForwarded
+		return errLeaderLost // not sent
 	}
 	c.next++
 	if cb != nil {
@@ -151,7 +151,7 @@ func (c *fwdClient) close() {
 	c.mu.Unlock()
 	c.nc.Close()
 	for _, cb := range pending {
-		cb(fwdErr, []byte("connection to the leader lost"))
+		cb(fwdLost, nil)
 	}
 }
 
@@ -198,9 +198,15 @@ func (c *fwdClient) readLoop() {
 
 // call sends a request and waits for its reply.
 func (f *forwarder) call(typ byte, payload []byte, timeout time.Duration) ([]byte, error) {
+	_, reply, err := f.callLeader(typ, payload, timeout)
+	return reply, err
+}
+
+// callLeader is call, and also returns the member that was asked.
+func (f *forwarder) callLeader(typ byte, payload []byte, timeout time.Duration) (int, []byte, error) {
 	c, err := f.client()
 	if err != nil {
-		return nil, err
+		return 0, nil, err
 	}
 	type reply struct {
 		status  byte
@@ -208,17 +214,23 @@ func (f *forwarder) call(typ byte, payload []byte, timeout time.Duration) ([]byt
 	}
 	ch := make(chan reply, 1)
 	if err := c.send(typ, payload, func(st byte, p []byte) { ch <- reply{st, append([]byte(nil), p...)} }); err != nil {
-		return nil, err
+		return c.leader, nil, err
 	}
 	select {
 	case r := <-ch:
-		if r.status != fwdOK {
-			return nil, fmt.Errorf("%w: %s", errForwarded, r.payload)
+		switch r.status {
+		case fwdOK:
+		case fwdLost:
+			return c.leader, nil, errLeaderLost
+		case fwdNotLeader:
+			return c.leader, nil, errNotLeaderThere
+		default:
+			return c.leader, nil, fmt.Errorf("%w: %s", errForwarded, r.payload)
 		}
-		return r.payload, nil
+		return c.leader, r.payload, nil
 	case <-time.After(timeout):
-		return nil, errors.New("server: the leader did not answer in time")
+		return c.leader, nil, errors.New("server: the leader did not answer in time")
 	case <-f.s.quit:
-		return nil, ErrServerClosed
+		return c.leader, nil, ErrServerClosed
 	}
 }
