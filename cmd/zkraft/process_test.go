@@ -2,15 +2,19 @@ package main
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -86,4 +90,78 @@ func waitForAddr(t *testing.T, r io.Reader) string {
 		t.Fatal("zkraft did not log its address within 10s")
 		return ""
 	}
+}
+
+// TestProcess_ThreeProcessCluster starts three zkraft processes, each from
+// its own zoo.cfg and dataDir (with myid), as on three hosts: they form one
+// cluster, a write through one member is read on another after sync, and
+// each process stops on SIGTERM.
+func TestProcess_ThreeProcessCluster(t *testing.T) {
+	ports := freePorts(t, 9) // client, Raft and forwarding ports of three members
+	var members strings.Builder
+	for i := range 3 {
+		fmt.Fprintf(&members, "server.%d=127.0.0.1:%d:%d\n", i+1, ports[3+i], ports[6+i])
+	}
+	var cmds []*exec.Cmd
+	var stderrs []io.Reader
+	for i := range 3 {
+		dir := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "myid"), fmt.Appendf(nil, "%d\n", i+1), 0o644))
+		cfg := filepath.Join(dir, "zoo.cfg")
+		require.NoError(t, os.WriteFile(cfg, fmt.Appendf(nil,
+			"tickTime=500\nclientPort=%d\nclientPortAddress=127.0.0.1\ndataDir=%s\n%s",
+			ports[i], dir, members.String()), 0o644))
+		cmd := exec.Command(os.Args[0], "-config", cfg)
+		cmd.Env = append(os.Environ(), "ZKRAFT_RUN_MAIN=1")
+		stderr, err := cmd.StderrPipe()
+		require.NoError(t, err)
+		require.NoError(t, cmd.Start())
+		t.Cleanup(func() { _ = cmd.Process.Kill() })
+		cmds, stderrs = append(cmds, cmd), append(stderrs, stderr)
+	}
+	var addrs []string
+	for _, r := range stderrs {
+		addrs = append(addrs, waitForAddr(t, r))
+	}
+
+	writer, _, err := zk.Connect([]string{addrs[0]}, 5*time.Second, zk.WithLogInfo(false))
+	require.NoError(t, err)
+	defer writer.Close()
+	_, err = writer.Create("/across-processes", []byte("hello"), 0, zk.WorldACL(zk.PermAll))
+	require.NoError(t, err)
+	reader, _, err := zk.Connect([]string{addrs[2]}, 5*time.Second, zk.WithLogInfo(false))
+	require.NoError(t, err)
+	defer reader.Close()
+	_, err = reader.Sync("/across-processes")
+	require.NoError(t, err)
+	data, _, err := reader.Get("/across-processes")
+	require.NoError(t, err)
+	assert.Equal(t, "hello", string(data))
+
+	for _, cmd := range cmds {
+		require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	}
+	for i, cmd := range cmds {
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			assert.NoError(t, err, "member %d exits with status 0 after SIGTERM", i+1)
+		case <-time.After(20 * time.Second):
+			t.Fatalf("member %d did not stop within 20s of SIGTERM", i+1)
+		}
+	}
+}
+
+// freePorts returns n distinct loopback ports the OS had free.
+func freePorts(t *testing.T, n int) []int {
+	t.Helper()
+	var ports []int
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		defer ln.Close()
+		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
+	}
+	return ports
 }
