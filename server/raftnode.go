@@ -49,6 +49,9 @@ func (s *Server) startRaft(ctx context.Context) error {
 	s.mu.Lock()
 	s.raft = r
 	s.mu.Unlock()
+	if s.voteGuard != nil {
+		s.voteGuard.setRaft(r)
+	}
 	if !s.cfg.clustered() {
 		// A single voter has no one to wait for: it stands for election now
 		// instead of after a random one or two timeouts.
@@ -199,7 +202,17 @@ func (s *Server) raftTransport() (raft.Transport, raft.Configuration, error) {
 		Stream: stream, MaxPool: 4, Timeout: 10 * time.Second, Logger: raftLogger(s.log),
 	})
 	s.closers = append(s.closers, trans)
-	return trans, conf, nil
+	if s.cfg.DataDir != "" {
+		return trans, conf, nil
+	}
+	guard := newVoteGuard(trans, raft.RPCHeader{
+		ProtocolVersion: raft.ProtocolVersionMax, ID: []byte(id), Addr: []byte(self.RaftAddr),
+	}, s.quit, s.log)
+	if !s.goOwned("vote-guard", guard.run) {
+		return nil, raft.Configuration{}, ErrServerClosed
+	}
+	s.voteGuard = guard
+	return guard, conf, nil
 }
 
 // waitLeader waits until this member leads.

@@ -65,6 +65,7 @@ type Server struct {
 	touched   map[int64]struct{}     // sessions seen here since the last report to the leader
 	lastHeard map[int]time.Time      // when each member last reported to this (leading) member
 	applied   map[int]memberProgress // what each member last reported applied to this (leading) member
+	voteGuard *voteGuard             // an in-memory cluster member's (see voteGuard)
 	peerConns map[net.Conn]struct{}  // inbound member connections
 
 	zmu      sync.Mutex // guards zwaiters

@@ -1,0 +1,142 @@
+package server
+
+import (
+	"log/slog"
+	"sync/atomic"
+
+	"github.com/hashicorp/raft"
+)
+
+// voteGuard wraps an in-memory cluster member's Raft transport so that its
+// vote never elects a leader that lacks committed entries.
+//
+// Raft's election is safe because a member never forgets its log: a
+// committed entry is on a majority, so a candidate without it cannot gather
+// a majority of votes. A member kept in memory forgets everything when it
+// restarts, and then grants its vote to any candidate, however far behind.
+// Kill the leader while a member restarted earlier is still catching up,
+// and that member and the restarted leader could elect each other with the
+// last entries missing, which the surviving member would then have to drop:
+// acknowledged writes would be lost.
+//
+// So each member notes the highest commit index a leader has told it since
+// it started (in AppendEntries, heartbeats and snapshots), or that its own
+// Raft knows, and refuses its vote, and its pre-vote, to a candidate whose
+// log ends before it. A member that has heard of no commit at all (it just
+// started) votes only for candidates with nothing but the bootstrap
+// configuration, as in a fresh cluster, where every member is in that
+// state; in a running cluster it hears from the leader within a heartbeat.
+// The cost is availability, not safety: if only members that lost entries
+// remain, no leader is elected until one that has them returns.
+//
+// A durable member remembers its log and needs no guard.
+type voteGuard struct {
+	*raft.NetworkTransport
+	header raft.RPCHeader
+	out    chan raft.RPC
+	quit   <-chan struct{}
+	log    *slog.Logger
+
+	committed   atomic.Uint64                 // highest commit index a leader sent
+	raftCommits atomic.Pointer[func() uint64] // this member's own Raft's, once it runs
+}
+
+// bootstrapIndex is the last log index of a member that holds nothing but
+// the bootstrap configuration.
+const bootstrapIndex = 1
+
+func newVoteGuard(t *raft.NetworkTransport, header raft.RPCHeader, quit <-chan struct{}, log *slog.Logger) *voteGuard {
+	return &voteGuard{NetworkTransport: t, header: header, out: make(chan raft.RPC), quit: quit, log: log}
+}
+
+// run passes Raft the RPCs it may see, answering refused votes itself,
+// until quit closes.
+func (g *voteGuard) run() {
+	in := g.NetworkTransport.Consumer()
+	for {
+		select {
+		case rpc := <-in:
+			if g.refused(rpc) {
+				continue
+			}
+			select {
+			case g.out <- rpc:
+			case <-g.quit:
+				return
+			}
+		case <-g.quit:
+			return
+		}
+	}
+}
+
+// Consumer implements raft.Transport.
+func (g *voteGuard) Consumer() <-chan raft.RPC { return g.out }
+
+// SetHeartbeatHandler implements raft.Transport: heartbeats carry the
+// leader's commit index too.
+func (g *voteGuard) SetHeartbeatHandler(cb func(raft.RPC)) {
+	g.NetworkTransport.SetHeartbeatHandler(func(rpc raft.RPC) {
+		g.note(rpc.Command)
+		cb(rpc)
+	})
+}
+
+// setRaft lets the guard read this member's own commit index.
+func (g *voteGuard) setRaft(r *raft.Raft) {
+	f := r.CommitIndex
+	g.raftCommits.Store(&f)
+}
+
+func (g *voteGuard) note(cmd any) {
+	var idx uint64
+	switch req := cmd.(type) {
+	case *raft.AppendEntriesRequest:
+		idx = req.LeaderCommitIndex
+	case *raft.InstallSnapshotRequest:
+		idx = req.LastLogIndex // a snapshot holds only committed entries
+	default:
+		return
+	}
+	for {
+		cur := g.committed.Load()
+		if idx <= cur || g.committed.CompareAndSwap(cur, idx) {
+			return
+		}
+	}
+}
+
+// mayElect reports whether a candidate whose log ends at last may have
+// this member's vote, and logs a refusal.
+func (g *voteGuard) mayElect(kind string, candidate []byte, last uint64) bool {
+	known := g.committed.Load()
+	if f := g.raftCommits.Load(); f != nil {
+		known = max(known, (*f)())
+	}
+	if (known == 0 && last <= bootstrapIndex) || (known > 0 && last >= known) {
+		return true
+	}
+	g.log.Info("refusing a "+kind+": the candidate's log may lack committed entries",
+		"candidate", string(candidate), "candidate_last_index", last, "known_commit_index", known)
+	return false
+}
+
+// refused answers a vote or pre-vote request this member refuses, and
+// reports whether it did; it notes the commit index other RPCs carry.
+func (g *voteGuard) refused(rpc raft.RPC) bool {
+	switch req := rpc.Command.(type) {
+	case *raft.RequestVoteRequest:
+		if !g.mayElect("vote", req.ID, req.LastLogIndex) {
+			rpc.Respond(&raft.RequestVoteResponse{RPCHeader: g.header, Term: req.Term}, nil)
+			return true
+		}
+	case *raft.RequestPreVoteRequest:
+		if !g.mayElect("pre-vote", req.ID, req.LastLogIndex) {
+			rpc.Respond(&raft.RequestPreVoteResponse{RPCHeader: g.header, Term: req.Term}, nil)
+			return true
+		}
+	default:
+		g.note(req)
+	}
+	return false
+}
