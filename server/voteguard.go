@@ -22,10 +22,10 @@ import (
 // So each member notes the highest commit index a leader has told it since
 // it started (in AppendEntries, heartbeats and snapshots), or that its own
 // Raft knows, and refuses its vote, and its pre-vote, to a candidate whose
-// log ends before it. A member that has heard of no commit at all (it just
-// started) votes only for candidates with nothing but the bootstrap
-// configuration, as in a fresh cluster, where every member is in that
-// state; in a running cluster it hears from the leader within a heartbeat.
+// log ends before it. A member that has heard of no commit at all and holds
+// nothing but the bootstrap configuration (it just started) votes only for
+// candidates in the same state, as in a fresh cluster; in a running cluster
+// it hears of the leader's commit index with the first heartbeat.
 // The cost is availability, not safety: if only members that lost entries
 // remain, no leader is elected until one that has them returns.
 //
@@ -37,8 +37,8 @@ type voteGuard struct {
 	quit   <-chan struct{}
 	log    *slog.Logger
 
-	committed   atomic.Uint64                 // highest commit index a leader sent
-	raftCommits atomic.Pointer[func() uint64] // this member's own Raft's, once it runs
+	committed atomic.Uint64             // highest commit index a leader sent
+	raft      atomic.Pointer[raft.Raft] // this member's own Raft, once it runs
 }
 
 // bootstrapIndex is the last log index of a member that holds nothing but
@@ -82,11 +82,8 @@ func (g *voteGuard) SetHeartbeatHandler(cb func(raft.RPC)) {
 	})
 }
 
-// setRaft lets the guard read this member's own commit index.
-func (g *voteGuard) setRaft(r *raft.Raft) {
-	f := r.CommitIndex
-	g.raftCommits.Store(&f)
-}
+// setRaft lets the guard read this member's own commit and last index.
+func (g *voteGuard) setRaft(r *raft.Raft) { g.raft.Store(r) }
 
 func (g *voteGuard) note(cmd any) {
 	var idx uint64
@@ -109,11 +106,18 @@ func (g *voteGuard) note(cmd any) {
 // mayElect reports whether a candidate whose log ends at last may have
 // this member's vote, and logs a refusal.
 func (g *voteGuard) mayElect(kind string, candidate []byte, last uint64) bool {
-	known := g.committed.Load()
-	if f := g.raftCommits.Load(); f != nil {
-		known = max(known, (*f)())
+	known, own := g.committed.Load(), uint64(0)
+	if r := g.raft.Load(); r != nil {
+		known, own = max(known, r.CommitIndex()), r.LastIndex()
 	}
-	if (known == 0 && last <= bootstrapIndex) || (known > 0 && last >= known) {
+	switch {
+	case known > 0:
+		if last >= known {
+			return true
+		}
+	case last <= bootstrapIndex || own > bootstrapIndex:
+		// Nothing committed heard of: a fresh cluster, where a member
+		// with entries got them from a leader that committed nothing yet.
 		return true
 	}
 	g.log.Info("refusing a "+kind+": the candidate's log may lack committed entries",

@@ -1,0 +1,41 @@
+package server
+
+import (
+	"io"
+	"log/slog"
+	"testing"
+
+	"github.com/hashicorp/raft"
+)
+
+func TestVoteGuard_MayElect(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		committed uint64 // highest commit index heard of
+		last      uint64 // the candidate's last log index
+		want      bool
+	}{
+		{"fresh cluster: a candidate with the bootstrap configuration only", 0, 1, true},
+		{"just restarted: a candidate with entries may lack committed ones", 0, 500, false},
+		{"a candidate holding everything committed", 400, 500, true},
+		{"a candidate holding exactly the commit index", 400, 400, true},
+		{"a candidate behind the commit index", 400, 399, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := newVoteGuard(nil, raft.RPCHeader{}, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
+			g.note(&raft.AppendEntriesRequest{LeaderCommitIndex: tc.committed})
+			if got := g.mayElect("vote", []byte("2"), tc.last); got != tc.want {
+				t.Errorf("committed %d, candidate's last %d: mayElect = %v, want %v", tc.committed, tc.last, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestVoteGuard_NotesSnapshotsAndKeepsTheHighest(t *testing.T) {
+	g := newVoteGuard(nil, raft.RPCHeader{}, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	g.note(&raft.InstallSnapshotRequest{LastLogIndex: 900})
+	g.note(&raft.AppendEntriesRequest{LeaderCommitIndex: 100}) // an old, delayed one
+	if got := g.committed.Load(); got != 900 {
+		t.Fatalf("committed = %d, want 900", got)
+	}
+}
