@@ -125,18 +125,29 @@ func (g *voteGuard) mayElect(kind string, candidate []byte, last uint64) bool {
 	return false
 }
 
+// term is this member's current term, which a refusal carries as Raft's
+// own do: a candidate steps down on a newer term in a reply, so a refusal
+// carrying the candidate's own (pre-)vote term would make it give up even
+// when the others grant it the election.
+func (g *voteGuard) term() uint64 {
+	if r := g.raft.Load(); r != nil {
+		return r.CurrentTerm()
+	}
+	return 0
+}
+
 // refused answers a vote or pre-vote request this member refuses, and
 // reports whether it did; it notes the commit index other RPCs carry.
 func (g *voteGuard) refused(rpc raft.RPC) bool {
 	switch req := rpc.Command.(type) {
 	case *raft.RequestVoteRequest:
 		if !g.mayElect("vote", req.ID, req.LastLogIndex) {
-			rpc.Respond(&raft.RequestVoteResponse{RPCHeader: g.header, Term: req.Term}, nil)
+			rpc.Respond(&raft.RequestVoteResponse{RPCHeader: g.header, Term: g.term()}, nil)
 			return true
 		}
 	case *raft.RequestPreVoteRequest:
 		if !g.mayElect("pre-vote", req.ID, req.LastLogIndex) {
-			rpc.Respond(&raft.RequestPreVoteResponse{RPCHeader: g.header, Term: req.Term}, nil)
+			rpc.Respond(&raft.RequestPreVoteResponse{RPCHeader: g.header, Term: g.term()}, nil)
 			return true
 		}
 	default:

@@ -39,3 +39,32 @@ func TestVoteGuard_NotesSnapshotsAndKeepsTheHighest(t *testing.T) {
 		t.Fatalf("committed = %d, want 900", got)
 	}
 }
+
+// TestVoteGuard_RefusalCarriesItsOwnTerm checks that a refused (pre-)vote
+// answers with this member's term, not the candidate's: a reply with the
+// candidate's pre-vote term would make it step down although the others
+// grant it the election.
+func TestVoteGuard_RefusalCarriesItsOwnTerm(t *testing.T) {
+	g := newVoteGuard(nil, raft.RPCHeader{}, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	for _, cmd := range []any{
+		&raft.RequestPreVoteRequest{Term: 7, LastLogIndex: 50},
+		&raft.RequestVoteRequest{Term: 7, LastLogIndex: 50},
+	} {
+		resp := make(chan raft.RPCResponse, 1)
+		if !g.refused(raft.RPC{Command: cmd, RespChan: resp}) {
+			t.Fatalf("%T from a candidate with entries, before any commit is known: not refused", cmd)
+		}
+		switch r := (<-resp).Response.(type) {
+		case *raft.RequestPreVoteResponse:
+			if r.Granted || r.Term != 0 {
+				t.Errorf("pre-vote reply %+v, want refused with this member's term 0", r)
+			}
+		case *raft.RequestVoteResponse:
+			if r.Granted || r.Term != 0 {
+				t.Errorf("vote reply %+v, want refused with this member's term 0", r)
+			}
+		default:
+			t.Errorf("reply of type %T", r)
+		}
+	}
+}
