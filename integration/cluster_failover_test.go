@@ -13,7 +13,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkraft/zkraft/server"
 	"github.com/zkraft/zkraft/server/servertest"
 )
 
@@ -293,98 +292,4 @@ func logFailover(t *testing.T, writers []*failoverWriter, kill, killed time.Time
 	}
 	t.Logf("failover: Kill took %v; first acknowledged write sent after it: %v after the kill; every writer within %v",
 		killed.Sub(kill).Round(time.Millisecond), first.Round(time.Millisecond), slowest.Round(time.Millisecond))
-}
-
-// TestClusterFollowerClientsKeepConnectionsThroughFailover kills the leader
-// while clients of the two followers write without pause: a write that was
-// on its way to the dead leader is settled through the next one (applied
-// once if the old leader committed it, sent again if it cannot have), so the
-// followers' clients see no failed request and no disconnection, and no
-// write is applied twice.
-func TestClusterFollowerClientsKeepConnectionsThroughFailover(t *testing.T) {
-	// Raft timeouts long enough that the election always ends well before a
-	// leaderless member stops serving (three timeouts), even under -race.
-	c := servertest.NewCluster(t, 3, servertest.WithConfig(func(cfg *server.Config) { cfg.RaftTimeout = 300 * time.Millisecond }))
-	leader := c.Leader()
-	admin := mustConnect(t, c.Addr((leader+1)%3))
-	_, err := admin.Create("/kept", nil, 0, zk.WorldACL(zk.PermAll))
-	require.NoError(t, err)
-
-	type writer struct {
-		conn  *zk.Conn
-		rec   *recorder
-		acked []string // the data of each acknowledged write
-		err   error
-	}
-	var writers []*writer
-	for _, f := range []int{(leader + 1) % 3, (leader + 2) % 3} {
-		conn, rec := mustConnectInOrder(t, []string{c.Addr(f)}, 5*time.Second)
-		writers = append(writers, &writer{conn: conn, rec: rec})
-	}
-	var killed atomic.Int64 // when the leader was killed (unix nanos), 0 before
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	afterKill := make(chan struct{}, len(writers))
-	for wi, w := range writers {
-		wg.Go(func() {
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				data := fmt.Sprintf("w%d-%d", wi, i)
-				sent := time.Now().UnixNano()
-				if _, err := w.conn.Create("/kept/n-", []byte(data), zk.FlagSequence, zk.WorldACL(zk.PermAll)); err != nil {
-					w.err = fmt.Errorf("write %s: %w", data, err)
-					return
-				}
-				w.acked = append(w.acked, data)
-				if k := killed.Load(); k != 0 && sent > k {
-					select {
-					case afterKill <- struct{}{}:
-					default:
-					}
-				}
-			}
-		})
-	}
-	require.Eventually(t, func() bool {
-		_, st, err := admin.Exists("/kept")
-		return err == nil && st.NumChildren >= 50
-	}, 10*time.Second, 5*time.Millisecond, "writes before the kill")
-	killed.Store(time.Now().UnixNano())
-	c.Kill(leader)
-	for range writers { // both write on after the kill
-		select {
-		case <-afterKill:
-		case <-time.After(20 * time.Second):
-			t.Fatal("no write succeeded after the kill")
-		}
-	}
-	close(stop)
-	wg.Wait()
-
-	seen := map[string]int{}
-	_, err = admin.Sync("/kept")
-	require.NoError(t, err)
-	children, _, err := admin.Children("/kept")
-	require.NoError(t, err)
-	for _, name := range children {
-		data, _, err := admin.Get("/kept/" + name)
-		require.NoError(t, err)
-		seen[string(data)]++
-	}
-	total := 0
-	for wi, w := range writers {
-		require.NoError(t, w.err, "writer %d: no request fails", wi)
-		for _, data := range w.acked {
-			assert.Equal(t, 1, seen[data], "write %s applied once", data)
-		}
-		total += len(w.acked)
-		for _, ev := range w.rec.all() {
-			assert.NotEqual(t, zk.StateDisconnected, ev.State, "writer %d kept its connection", wi)
-		}
-	}
-	assert.Len(t, children, total, "nothing applied that was not acknowledged")
 }

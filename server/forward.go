@@ -91,10 +91,10 @@ func (s *Server) serveForward(nc net.Conn) {
 	}
 	defer close(replies)
 	// Writes are proposed only in the term this connection began in: a
-	// member that lost its connection to a leader may send a write again
-	// through the next one (settleLost), so a frame read late, after this
-	// member lost office and won it back, must not be proposed too. The
-	// connection closes instead, and its member reconnects.
+	// frame read late, after this member lost office and won it back, was
+	// already failed to its client as a lost connection, and must not take
+	// effect long after the client has looked. The connection closes
+	// instead, and its member reconnects.
 	term := s.raft.CurrentTerm()
 	fr := wire.NewFrameReader(nc, maxForwardFrame)
 	for {

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"sync"
@@ -116,7 +115,14 @@ func (s *Server) stopProposing() {
 }
 
 // forward sends a command to the leader to propose. Its reply only matters
-// when it failed: success shows as the command's apply here.
+// when it failed: success shows as the command's apply here. A write whose
+// leader went before answering may or may not have been committed, and
+// fails like any other: the client's connection is closed, as ZooKeeper's
+// is, and the client learns the outcome by reading. (Settling such writes
+// through the next leader, a barrier and then forwarding again what cannot
+// have been committed, would keep clients connected through a failover,
+// but must keep each session's writes in order across the writes being
+// settled and those arriving meanwhile; it is not done.)
 func (s *Server) forward(data []byte, reqID uint64) {
 	c, err := s.fwd.client()
 	if errors.Is(err, errIsLeader) { // leadership moved here meanwhile
@@ -128,54 +134,16 @@ func (s *Server) forward(data []byte, reqID uint64) {
 			switch status {
 			case fwdOK:
 			case fwdLost:
-				s.settleLost(data, reqID, c.leader)
-			case fwdNotLeader: // not proposed: send it to the next leader
-				s.settleLost(data, reqID, 0)
+				s.failProposal(reqID, errLeaderLost)
+			case fwdNotLeader:
+				s.failProposal(reqID, errNotLeaderThere)
 			default:
 				s.failProposal(reqID, fmt.Errorf("%w: %s", errForwarded, reply))
 			}
 		})
-		if errors.Is(err, errLeaderLost) { // closed before it was sent
-			s.settleLost(data, reqID, 0)
-			return
-		}
 	}
 	if err != nil {
 		s.failProposal(reqID, err)
-	}
-}
-
-// settleLost settles a write forwarded to sentTo (0: never sent) whose
-// connection failed before the answer came, so that a leader's death does
-// not cost its clients their connections. The write may have been
-// committed, or not; it must take effect once or fail. This member asks
-// the leader now in office for a barrier and applies up to it: a write the
-// old leader committed is in the new leader's log below the barrier, so
-// it is applied here and answered as usual. If it is not, and the barrier
-// came from another member than sentTo, it never will be: that member
-// lost its office (a new leader was elected by a majority, which no longer
-// accepts the old term's entries), and a leader proposes forwarded writes
-// only in the term in which it accepted their connection (serveForward).
-// Then the write is forwarded again. If the same leader answers (a
-// connection failure, not a new leader), nothing can be told apart, and
-// the write fails: the client's connection is closed, as ZooKeeper does
-// when a write's outcome is unknown.
-func (s *Server) settleLost(data []byte, reqID uint64, sentTo int) {
-	if !s.goOwned("settle", func() {
-		leader, err := s.leaderBarrier()
-		switch {
-		case !s.pending.has(reqID): // applied meanwhile: answered
-		case err != nil:
-			s.failProposal(reqID, err)
-		case leader == sentTo:
-			s.failProposal(reqID, errLeaderLost)
-		case leader == s.cfg.ServerID:
-			s.applyLocal(data, reqID)
-		default:
-			s.forward(data, reqID)
-		}
-	}) {
-		s.failProposal(reqID, ErrServerClosed)
 	}
 }
 
@@ -183,31 +151,6 @@ func (s *Server) settleLost(data []byte, reqID uint64, sentTo int) {
 // leadership was moving: worth asking again of the next leader.
 func leaderMoved(err error) bool {
 	return errors.Is(err, errLeaderLost) || errors.Is(err, errIsLeader) || errors.Is(err, errNotLeaderThere)
-}
-
-// leaderBarrier brings this member up to the leader's commit point, as
-// syncBarrier, and returns the leader that answered.
-func (s *Server) leaderBarrier() (int, error) {
-	deadline := time.Now().Add(s.cfg.RaftTimeout * 10)
-	for {
-		if s.isLeader() {
-			return s.cfg.ServerID, s.raft.Barrier(time.Until(deadline)).Error()
-		}
-		leader, reply, err := s.fwd.callLeader(fwdSync, nil, time.Until(deadline)+s.cfg.RaftTimeout*10)
-		switch {
-		case err == nil && len(reply) == 8:
-			return leader, s.waitZxid(int64(binary.BigEndian.Uint64(reply)), s.quit, s.cfg.RaftTimeout*20)
-		case err == nil:
-			return 0, errors.New("sync with the leader: malformed reply")
-		case !leaderMoved(err) || time.Now().After(deadline):
-			return 0, err
-		}
-		select {
-		case <-time.After(s.cfg.RaftTimeout / 10):
-		case <-s.quit:
-			return 0, ErrServerClosed
-		}
-	}
 }
 
 // failProposal runs a proposal's callback with nil: it was not committed.
