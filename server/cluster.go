@@ -9,16 +9,6 @@ import (
 	"github.com/hashicorp/raft"
 )
 
-// peer returns the member with the given id.
-func (s *Server) peer(id int) (Peer, bool) {
-	for _, p := range s.cfg.Servers {
-		if p.ID == id {
-			return p, true
-		}
-	}
-	return Peer{}, false
-}
-
 // watchLeadership follows Raft's view of the leader. When this member
 // becomes leader it gives every session a fresh deadline, as a new
 // ZooKeeper leader does. Through a short election the member keeps its
@@ -34,7 +24,6 @@ func (s *Server) watchLeadership() {
 	defer s.raft.DeregisterObserver(observer)
 	ticker := time.NewTicker(max(s.cfg.RaftTimeout/4, time.Millisecond))
 	defer ticker.Stop()
-	wasLeader := false
 	var leaderless time.Time
 	for {
 		select {
@@ -44,11 +33,10 @@ func (s *Server) watchLeadership() {
 		case <-ticker.C:
 		}
 		isLeader := s.raft.State() == raft.Leader
-		if isLeader && !wasLeader {
+		if isLeader && !s.leading.Load() {
 			s.onLeader()
 		}
 		s.leading.Store(isLeader) // only after onLeader: see expire
-		wasLeader = isLeader
 		if _, id := s.raft.LeaderWithID(); id != "" {
 			leaderless = time.Time{}
 			s.leaderKnown(true)
@@ -82,9 +70,7 @@ func (s *Server) setServing(on bool) {
 		return
 	}
 	s.log.Warn("no leader: not serving clients until one is elected")
-	for _, c := range s.allConns() {
-		c.close("this member lost the leader")
-	}
+	s.closeConns("this member lost the leader")
 }
 
 // leaderKnown records whether Raft knows a leader, waking waitForLeader.
@@ -104,14 +90,21 @@ func (s *Server) leaderKnown(known bool) {
 }
 
 // waitForLeader waits up to d until a leader is known.
-func (s *Server) waitForLeader(d time.Duration, done <-chan struct{}) bool {
+func (s *Server) waitForLeader(d time.Duration) bool { return s.waitClosed(&s.leaderCh, d, nil) }
+
+// waitServing waits up to d for the member to serve.
+func (s *Server) waitServing(d time.Duration) bool { return s.waitClosed(&s.servingCh, d, nil) }
+
+// waitClosed waits up to d, or until done or shutdown, for the channel *ch
+// (leaderCh or servingCh, which servingMu guards) to be closed.
+func (s *Server) waitClosed(ch *chan struct{}, d time.Duration, done <-chan struct{}) bool {
 	s.servingMu.Lock()
-	ch := s.leaderCh
+	c := *ch
 	s.servingMu.Unlock()
 	timer := time.NewTimer(d)
 	defer timer.Stop()
 	select {
-	case <-ch:
+	case <-c:
 		return true
 	case <-timer.C:
 	case <-done:
@@ -120,20 +113,11 @@ func (s *Server) waitForLeader(d time.Duration, done <-chan struct{}) bool {
 	return false
 }
 
-// waitServing waits up to d for the member to serve.
-func (s *Server) waitServing(d time.Duration) bool {
-	s.servingMu.Lock()
-	ch := s.servingCh
-	s.servingMu.Unlock()
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-ch:
-		return true
-	case <-timer.C:
-	case <-s.quit:
+// closeConns closes every client connection, giving reason.
+func (s *Server) closeConns(reason string) {
+	for _, c := range s.allConns() {
+		c.close(reason)
 	}
-	return false
 }
 
 func (s *Server) allConns() []*conn {
@@ -159,8 +143,9 @@ func (s *Server) touchSession(id int64, now time.Time) {
 }
 
 // reportTouches sends the sessions touched here to the leader twice a tick,
-// as ZooKeeper's followers answer the leader's pings; an empty batch still
-// tells the leader this member is in touch.
+// as ZooKeeper's followers answer the leader's pings, after the zxid this
+// member has applied; an empty batch still tells the leader this member is
+// in touch.
 func (s *Server) reportTouches() {
 	ticker := time.NewTicker(s.cfg.TickTime / 2)
 	defer ticker.Stop()
@@ -173,8 +158,10 @@ func (s *Server) reportTouches() {
 		if s.isLeader() {
 			continue
 		}
+		applied := uint64(s.fsm.LastZxid())
 		s.mu.Lock()
-		payload := make([]byte, 0, 8*len(s.touched))
+		payload := make([]byte, 0, 8+8*len(s.touched))
+		payload = binary.BigEndian.AppendUint64(payload, applied)
 		for id := range s.touched {
 			payload = binary.BigEndian.AppendUint64(payload, uint64(id))
 		}
@@ -182,7 +169,6 @@ func (s *Server) reportTouches() {
 		s.mu.Unlock()
 		if c, err := s.fwd.client(); err == nil {
 			c.send(fwdTouch, payload, nil)
-			c.send(fwdProgress, binary.BigEndian.AppendUint64(nil, uint64(s.fsm.LastZxid())), nil)
 		}
 	}
 }
@@ -191,20 +177,21 @@ func (s *Server) reportTouches() {
 // giving it a deadline counted from now with the new timeout. An error
 // means the leader could not be asked, which says nothing of the session.
 func (s *Server) revalidateSession(id int64, timeout time.Duration) (bool, error) {
-	if !s.cfg.clustered() || s.isLeader() {
+	if !s.cfg.clustered() {
 		return s.revalidate(id, timeout), nil
 	}
 	payload := binary.BigEndian.AppendUint64(nil, uint64(id))
 	payload = binary.BigEndian.AppendUint32(payload, uint32(timeout.Milliseconds()))
-	var reply []byte
-	err := s.askLeader(func(left time.Duration) (err error) {
-		reply, err = s.fwd.call(fwdRevalidate, payload, left)
+	var alive bool
+	err := s.askLeader(func(left time.Duration) error {
+		reply, err := s.fwd.call(fwdRevalidate, payload, left)
+		alive = len(reply) == 1 && reply[0] == 1
 		return err
-	}, func() { reply = []byte{b2u8(s.revalidate(id, timeout))} })
+	}, func() { alive = s.revalidate(id, timeout) })
 	if err != nil {
 		return false, fmt.Errorf("revalidate session %s with the leader: %w", hexID(id), err)
 	}
-	return len(reply) == 1 && reply[0] == 1, nil
+	return alive, nil
 }
 
 // askLeader runs ask, which sends a request to the leader, or local when
@@ -229,6 +216,12 @@ func (s *Server) askLeader(ask func(left time.Duration) error, local func()) err
 			return ErrServerClosed
 		}
 	}
+}
+
+// leaderMoved reports whether a request to the leader failed because
+// leadership was moving: worth asking again of the next leader.
+func leaderMoved(err error) bool {
+	return errors.Is(err, errLeaderLost) || errors.Is(err, errIsLeader) || errors.Is(err, errNotLeaderThere)
 }
 
 func b2u8(b bool) byte {

@@ -105,13 +105,27 @@ type Peer struct {
 func (c *Config) clustered() bool { return len(c.Servers) > 0 }
 
 // self returns this member's entry in Servers.
-func (c *Config) self() (Peer, bool) {
+func (c *Config) self() (Peer, bool) { return c.peer(c.ServerID) }
+
+// peer returns the member with the given id.
+func (c *Config) peer(id int) (Peer, bool) {
 	for _, p := range c.Servers {
-		if p.ID == c.ServerID {
+		if p.ID == id {
 			return p, true
 		}
 	}
 	return Peer{}, false
+}
+
+// voters counts the voting members.
+func (c *Config) voters() int {
+	n := 0
+	for _, p := range c.Servers {
+		if !p.Observer {
+			n++
+		}
+	}
+	return n
 }
 
 // Defaults.
@@ -235,15 +249,11 @@ func (c *Config) validateServers() []error {
 	}
 	var errs []error
 	seen := make(map[int]bool)
-	voters := 0
 	for _, p := range c.Servers {
 		if p.ID < 1 || p.ID > 254 || seen[p.ID] {
 			errs = append(errs, fmt.Errorf("server: server.%d: ids must be distinct, 1..254", p.ID))
 		}
 		seen[p.ID] = true
-		if !p.Observer {
-			voters++
-		}
 		for _, a := range []string{p.RaftAddr, p.ForwardAddr} {
 			if _, _, err := net.SplitHostPort(a); err != nil {
 				errs = append(errs, fmt.Errorf("server: server.%d address %q: %w", p.ID, a, err))
@@ -253,7 +263,7 @@ func (c *Config) validateServers() []error {
 	if !seen[c.ServerID] {
 		errs = append(errs, fmt.Errorf("server: this member's id %d is not among the servers", c.ServerID))
 	}
-	if voters == 0 {
+	if c.voters() == 0 {
 		errs = append(errs, errors.New("server: a cluster needs at least one voting member"))
 	}
 	return errs

@@ -237,7 +237,7 @@ func (s *Server) writeMntr(b *strings.Builder) {
 		kv("synced_non_voting_followers", 0)
 		kv("synced_observers", observers)
 		kv("pending_syncs", 0)
-		kv("quorum_size", s.voters())
+		kv("quorum_size", s.cfg.voters())
 	}
 }
 
@@ -258,7 +258,7 @@ func (s *Server) syncedLearners() (followers, observers int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for id, at := range s.lastHeard {
-		p, ok := s.peer(id)
+		p, ok := s.cfg.peer(id)
 		if !ok || id == s.cfg.ServerID || time.Since(at) > 2*s.cfg.TickTime {
 			continue
 		}
@@ -269,16 +269,6 @@ func (s *Server) syncedLearners() (followers, observers int) {
 		}
 	}
 	return followers, observers
-}
-
-func (s *Server) voters() int {
-	n := 0
-	for _, p := range s.cfg.Servers {
-		if !p.Observer {
-			n++
-		}
-	}
-	return n
 }
 
 func (s *Server) writeConf(b *strings.Builder) {

@@ -16,11 +16,10 @@ import (
 // [len][type][request id uint64][payload]; replies carry the request's
 // type and id, a status byte and a payload.
 const (
-	fwdApply      byte = 1 // a command to propose; reply: its log index
-	fwdTouch      byte = 2 // session ids that sent packets lately; no reply
+	fwdApply      byte = 1 // a command to propose; reply: status only (success shows as its apply)
+	fwdTouch      byte = 2 // the member's applied zxid, then the session ids that sent packets lately; no reply
 	fwdRevalidate byte = 3 // a resuming session and its timeout; reply: 1 if alive
 	fwdSync       byte = 4 // a barrier; reply: the leader's last applied zxid
-	fwdProgress   byte = 5 // the zxid the member has applied; no reply
 
 	fwdOK  byte = 0
 	fwdErr byte = 1
@@ -49,19 +48,28 @@ var (
 // fwdReply is what the leader owes a follower for one request, resolved in
 // order by writeForwardReplies.
 type fwdReply struct {
-	typ     byte
-	id      uint64
-	future  raft.Future // for apply and sync
-	counted bool        // an apply future counted in unanswered
-	value   []byte      // a ready payload
-	err     error
+	typ    byte
+	id     uint64
+	future raft.Future // for apply and sync
+	value  []byte      // a ready payload
+	err    error
 }
 
 func appendFwd(dst []byte, typ byte, id uint64, payload []byte) []byte {
+	return appendFwdFrame(dst, typ, id, nil, payload)
+}
+
+// appendFwdReply appends a reply frame: status, then payload.
+func appendFwdReply(dst []byte, typ byte, id uint64, status byte, payload []byte) []byte {
+	return appendFwdFrame(dst, typ, id, []byte{status}, payload)
+}
+
+func appendFwdFrame(dst []byte, typ byte, id uint64, head, payload []byte) []byte {
 	var start int
 	dst, start = wire.StartFrame(dst)
 	dst = append(dst, typ)
 	dst = binary.BigEndian.AppendUint64(dst, id)
+	dst = append(dst, head...)
 	dst = append(dst, payload...)
 	return wire.EndFrame(dst, start)
 }
@@ -111,8 +119,6 @@ func (s *Server) serveForward(nc net.Conn) {
 			replies <- s.applyForwarded(typ, id, append([]byte(nil), payload...))
 		case fwdTouch:
 			s.touchRemote(nc, payload)
-		case fwdProgress:
-			s.progressRemote(nc, payload)
 		case fwdRevalidate:
 			replies <- s.revalidateFor(typ, id, payload)
 		case fwdSync:
@@ -130,7 +136,7 @@ func (s *Server) applyForwarded(typ byte, id uint64, data []byte) fwdReply {
 	if !ok {
 		return fwdReply{typ: typ, id: id, err: ErrServerClosed}
 	}
-	return fwdReply{typ: typ, id: id, future: f, counted: true}
+	return fwdReply{typ: typ, id: id, future: f}
 }
 
 func (s *Server) revalidateFor(typ byte, id uint64, payload []byte) fwdReply {
@@ -138,15 +144,11 @@ func (s *Server) revalidateFor(typ byte, id uint64, payload []byte) fwdReply {
 		return fwdReply{typ: typ, id: id, err: errForwarded}
 	}
 	if !s.isLeader() {
-		return fwdReply{typ: typ, id: id, err: errNoLeader}
+		return fwdReply{typ: typ, id: id, err: errNotLeaderThere}
 	}
 	session := int64(binary.BigEndian.Uint64(payload))
 	timeout := time.Duration(binary.BigEndian.Uint32(payload[8:])) * time.Millisecond
-	alive := byte(0)
-	if s.revalidate(session, timeout) {
-		alive = 1
-	}
-	return fwdReply{typ: typ, id: id, value: []byte{alive}}
+	return fwdReply{typ: typ, id: id, value: []byte{b2u8(s.revalidate(session, timeout))}}
 }
 
 // writeForwardReplies resolves replies in order and writes them, flushing
@@ -172,20 +174,16 @@ func (s *Server) appendForwardReply(buf []byte, r fwdReply) []byte {
 	payload, err := r.value, r.err
 	if r.future != nil {
 		err = r.future.Error()
-		if r.counted {
+		if r.typ == fwdApply { // counted in unanswered by raftApplyLocked
 			s.unanswered.Add(-1)
 		}
-		if err == nil {
-			if r.typ == fwdApply {
-				payload = binary.BigEndian.AppendUint64(nil, r.future.(raft.ApplyFuture).Index())
-			} else { // a barrier: everything before it is applied here
-				payload = binary.BigEndian.AppendUint64(nil, uint64(s.fsm.LastZxid()))
-			}
+		if err == nil && r.typ == fwdSync { // a barrier: everything before it is applied here
+			payload = binary.BigEndian.AppendUint64(nil, uint64(s.fsm.LastZxid()))
 		}
 	}
 	status := fwdOK
 	switch {
-	case errors.Is(err, raft.ErrNotLeader), errors.Is(err, errNoLeader):
+	case errors.Is(err, raft.ErrNotLeader), errors.Is(err, errNotLeaderThere):
 		// Raft answers ErrNotLeader only for what it never appended.
 		status, payload = fwdNotLeader, nil
 	case errors.Is(err, raft.ErrLeadershipLost):
@@ -194,36 +192,29 @@ func (s *Server) appendForwardReply(buf []byte, r fwdReply) []byte {
 	case err != nil:
 		status, payload = fwdErr, []byte(err.Error())
 	}
-	return appendFwd(buf, r.typ, r.id, append([]byte{status}, payload...))
+	return appendFwdReply(buf, r.typ, r.id, status, payload)
 }
 
-// touchRemote extends the sessions a member reports alive, and notes the
-// member as in touch.
+// touchRemote notes a member as in touch and the zxid it has applied, and
+// extends the sessions it reports alive.
 func (s *Server) touchRemote(nc net.Conn, payload []byte) {
+	if len(payload) < 8 {
+		return
+	}
 	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if pc, ok := nc.(*peerConn); ok {
 		s.lastHeard[pc.remote] = now
+		s.applied[pc.remote] = binary.BigEndian.Uint64(payload) // see tuneTrailingLogs
 	}
+	payload = payload[8:]
 	if !s.isLeader() {
 		return
 	}
 	for ; len(payload) >= 8; payload = payload[8:] {
 		s.tracker.Touch(int64(binary.BigEndian.Uint64(payload)), now)
 	}
-}
-
-// progressRemote records the zxid a member reports it has applied, which
-// tuneTrailingLogs keeps the log for.
-func (s *Server) progressRemote(nc net.Conn, payload []byte) {
-	pc, ok := nc.(*peerConn)
-	if !ok || len(payload) != 8 {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.applied[pc.remote] = memberProgress{zxid: binary.BigEndian.Uint64(payload), at: time.Now()}
 }
 
 // trackPeer remembers an inbound member connection, to close at shutdown.

@@ -46,7 +46,7 @@ func (f *forwarder) client() (*fwdClient, error) {
 			return c, err
 		}
 		if errors.Is(err, errNoLeader) {
-			s.waitForLeader(time.Until(deadline), nil)
+			s.waitForLeader(time.Until(deadline))
 			continue
 		}
 		// The leader Raft names is unreachable (dead, or cut off): wait for
@@ -78,7 +78,7 @@ func (f *forwarder) dialLeader() (*fwdClient, error) {
 	if c := f.conn; c != nil && c.leader == leader && !c.isClosed() {
 		return c, nil
 	}
-	peer, ok := s.peer(leader)
+	peer, ok := s.cfg.peer(leader)
 	if !ok {
 		return nil, fmt.Errorf("leader %d is not among the servers", leader)
 	}
@@ -196,17 +196,24 @@ func (c *fwdClient) readLoop() {
 	}
 }
 
-// call sends a request and waits for its reply.
-func (f *forwarder) call(typ byte, payload []byte, timeout time.Duration) ([]byte, error) {
-	_, reply, err := f.callLeader(typ, payload, timeout)
-	return reply, err
+// fwdError is the error a reply's status stands for; nil for fwdOK.
+func fwdError(status byte, payload []byte) error {
+	switch status {
+	case fwdOK:
+		return nil
+	case fwdLost:
+		return errLeaderLost
+	case fwdNotLeader:
+		return errNotLeaderThere
+	}
+	return fmt.Errorf("%w: %s", errForwarded, payload)
 }
 
-// callLeader is call, and also returns the member that was asked.
-func (f *forwarder) callLeader(typ byte, payload []byte, timeout time.Duration) (int, []byte, error) {
+// call sends a request and waits for its reply.
+func (f *forwarder) call(typ byte, payload []byte, timeout time.Duration) ([]byte, error) {
 	c, err := f.client()
 	if err != nil {
-		return 0, nil, err
+		return nil, err
 	}
 	type reply struct {
 		status  byte
@@ -214,23 +221,17 @@ func (f *forwarder) callLeader(typ byte, payload []byte, timeout time.Duration) 
 	}
 	ch := make(chan reply, 1)
 	if err := c.send(typ, payload, func(st byte, p []byte) { ch <- reply{st, append([]byte(nil), p...)} }); err != nil {
-		return c.leader, nil, err
+		return nil, err
 	}
 	select {
 	case r := <-ch:
-		switch r.status {
-		case fwdOK:
-		case fwdLost:
-			return c.leader, nil, errLeaderLost
-		case fwdNotLeader:
-			return c.leader, nil, errNotLeaderThere
-		default:
-			return c.leader, nil, fmt.Errorf("%w: %s", errForwarded, r.payload)
+		if err := fwdError(r.status, r.payload); err != nil {
+			return nil, err
 		}
-		return c.leader, r.payload, nil
+		return r.payload, nil
 	case <-time.After(timeout):
-		return c.leader, nil, errors.New("server: the leader did not answer in time")
+		return nil, errors.New("server: the leader did not answer in time")
 	case <-f.s.quit:
-		return c.leader, nil, ErrServerClosed
+		return nil, ErrServerClosed
 	}
 }

@@ -2,7 +2,6 @@ package server
 
 import (
 	"errors"
-	"fmt"
 	"sync"
 	"time"
 
@@ -27,13 +26,6 @@ func (p *pendingTable) add(cb func(*raftfsm.Result)) uint64 {
 	p.next++
 	p.m[p.next] = cb
 	return p.next
-}
-
-func (p *pendingTable) has(id uint64) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	_, ok := p.m[id]
-	return ok
 }
 
 func (p *pendingTable) take(id uint64) func(*raftfsm.Result) {
@@ -131,26 +123,14 @@ func (s *Server) forward(data []byte, reqID uint64) {
 	}
 	if err == nil {
 		err = c.send(fwdApply, data, func(status byte, reply []byte) {
-			switch status {
-			case fwdOK:
-			case fwdLost:
-				s.failProposal(reqID, errLeaderLost)
-			case fwdNotLeader:
-				s.failProposal(reqID, errNotLeaderThere)
-			default:
-				s.failProposal(reqID, fmt.Errorf("%w: %s", errForwarded, reply))
+			if err := fwdError(status, reply); err != nil {
+				s.failProposal(reqID, err)
 			}
 		})
 	}
 	if err != nil {
 		s.failProposal(reqID, err)
 	}
-}
-
-// leaderMoved reports whether a request to the leader failed because
-// leadership was moving: worth asking again of the next leader.
-func leaderMoved(err error) bool {
-	return errors.Is(err, errLeaderLost) || errors.Is(err, errIsLeader) || errors.Is(err, errNotLeaderThere)
 }
 
 // failProposal runs a proposal's callback with nil: it was not committed.

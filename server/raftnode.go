@@ -315,13 +315,10 @@ func (s *Server) tuneTrailingLogs(current uint64) uint64 {
 	if s.isLeader() {
 		last := uint64(s.fsm.LastZxid())
 		s.mu.Lock()
-		for id, p := range s.applied {
-			if time.Since(p.at) > 2*s.cfg.TickTime {
-				delete(s.applied, id) // gone quiet: it will need a snapshot anyway
-				continue
-			}
-			if p.zxid < last {
-				lags = append(lags, last-p.zxid)
+		for id, zxid := range s.applied {
+			// A member gone quiet will need a snapshot anyway.
+			if time.Since(s.lastHeard[id]) <= 2*s.cfg.TickTime && zxid < last {
+				lags = append(lags, last-zxid)
 			}
 		}
 		s.mu.Unlock()
@@ -354,10 +351,4 @@ func fitTrailingLogs(current uint64, lags []uint64) uint64 {
 		want = max(want, current/2)
 	}
 	return want
-}
-
-// memberProgress is the zxid a member last reported applied, and when.
-type memberProgress struct {
-	zxid uint64
-	at   time.Time
 }

@@ -62,11 +62,11 @@ type Server struct {
 	running   map[string]int   // owned goroutines by name
 	tracker   *session.Tracker // session liveness (leader only)
 	ids       *session.IDs
-	touched   map[int64]struct{}     // sessions seen here since the last report to the leader
-	lastHeard map[int]time.Time      // when each member last reported to this (leading) member
-	applied   map[int]memberProgress // what each member last reported applied to this (leading) member
-	voteGuard *voteGuard             // an in-memory cluster member's (see voteGuard)
-	peerConns map[net.Conn]struct{}  // inbound member connections
+	touched   map[int64]struct{}    // sessions seen here since the last report to the leader
+	lastHeard map[int]time.Time     // when each member last reported to this (leading) member
+	applied   map[int]uint64        // the zxid each member last reported applied to this (leading) member
+	voteGuard *voteGuard            // an in-memory cluster member's (see voteGuard)
+	peerConns map[net.Conn]struct{} // inbound member connections
 
 	zmu      sync.Mutex // guards zwaiters
 	zwaiters []zxidWaiter
@@ -96,7 +96,7 @@ func New(cfg Config) (*Server, error) {
 		running:   make(map[string]int),
 		touched:   make(map[int64]struct{}),
 		lastHeard: make(map[int]time.Time),
-		applied:   make(map[int]memberProgress),
+		applied:   make(map[int]uint64),
 		peerConns: make(map[net.Conn]struct{}),
 		servingCh: make(chan struct{}),
 		leaderCh:  make(chan struct{}),
@@ -365,7 +365,5 @@ func (s *Server) Serving() bool { return s.serving.Load() }
 // DropClientConnections closes every client connection, as a network
 // failure would; the sessions live on, and their clients may resume them.
 func (s *Server) DropClientConnections() {
-	for _, c := range s.allConns() {
-		c.close("connections dropped on request")
-	}
+	s.closeConns("connections dropped on request")
 }
