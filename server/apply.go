@@ -66,6 +66,8 @@ func (s *Server) Restored(*tree.Tree) {
 // watches again with the zxid they last saw (setWatches fires what they
 // missed).
 func (s *Server) reconcileSessions() {
+	// Waiters for a zxid the snapshot covers are woken, as an apply would.
+	s.releaseZxidWaiters(s.fsm.LastZxid())
 	sessions := s.fsm.Sessions()
 	now := time.Now()
 	s.mu.Lock()

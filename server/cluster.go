@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -284,16 +285,27 @@ func (s *Server) waitZxid(zxid int64, done <-chan struct{}, timeout time.Duratio
 	if s.fsm.LastZxid() >= zxid { // applied while registering
 		s.releaseZxidWaiters(s.fsm.LastZxid())
 	}
+	var err error
 	select {
 	case <-ch:
 		return nil
 	case <-done:
-		return ErrServerClosed
+		err = ErrServerClosed
 	case <-s.quit:
-		return ErrServerClosed
+		err = ErrServerClosed
 	case <-time.After(timeout):
-		return fmt.Errorf("zxid %#x not applied here within %v", zxid, timeout)
+		err = fmt.Errorf("zxid %#x not applied here within %v", zxid, timeout)
 	}
+	s.dropZxidWaiter(ch) // so that applies stop looking at it
+	return err
+}
+
+// dropZxidWaiter forgets a waiter that gave up, unless it was released.
+func (s *Server) dropZxidWaiter(ch chan struct{}) {
+	s.zmu.Lock()
+	defer s.zmu.Unlock()
+	s.zwaiters = slices.DeleteFunc(s.zwaiters, func(w zxidWaiter) bool { return w.ch == ch })
+	s.zcount.Store(int32(len(s.zwaiters)))
 }
 
 type zxidWaiter struct {
