@@ -61,14 +61,15 @@ func (c *contender) create(ctx context.Context, lockName string, data []byte) er
 	closing := closeDetector{conn: c.conn}
 	for attempt := 0; ; attempt++ {
 		p, err := c.conn.Create(childPath(c.dir, c.prefix+lockName), data, zk.FlagEphemeralSequential, c.opts.acl)
+		clientClosed := closing.closed(err) // counts each failure once
 		switch {
 		case err == nil:
 			c.setPath(p)
 			return nil
-		case closing.closed(err) && c.uncertain:
+		case clientClosed && c.uncertain:
 			// A node an earlier try may have made went with the session.
 			return lostError("create a node in "+c.dir, zk.ErrClosing)
-		case closing.closed(err):
+		case clientClosed:
 			return fmt.Errorf("create a node in %s: %w", c.dir, zk.ErrClosing)
 		case transient(err):
 			c.uncertain = true
@@ -110,7 +111,7 @@ func (c *contender) find(ctx context.Context, deadline time.Time) (bool, error) 
 			return false, nil
 		case errors.Is(err, zk.ErrNoNode):
 			return false, nil
-		case !transient(err) && !errors.Is(err, zk.ErrSessionExpired):
+		case !retryable(err):
 			return false, fmt.Errorf("look for our node in %s: %w", c.dir, err)
 		}
 		if err := backoff(ctx, deadline, attempt, nil, err); err != nil {

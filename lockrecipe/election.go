@@ -70,11 +70,12 @@ func (e *Election) observe(ctx context.Context, out chan<- string) {
 	closing := closeDetector{conn: e.m.q.conn}
 	for attempt := 0; ctx.Err() == nil; attempt++ {
 		id, watch, err := e.leader(true)
+		clientClosed := closing.closed(err) // counts each failure once, and resets on anything else
 		switch {
 		case errors.Is(err, errBusy): // changed meanwhile: look again
 			continue
 		case errors.Is(err, ErrNoLeader):
-		case closing.closed(err), errors.Is(err, zk.ErrClosing):
+		case clientClosed, errors.Is(err, zk.ErrClosing):
 			return
 		case err != nil:
 			if backoff(ctx, noDeadline(), attempt, nil, err) != nil {
@@ -140,14 +141,7 @@ func (e *Election) noLeaderWatch(watch bool) <-chan zk.Event {
 		_, _, ch, err = q.conn.ExistsW(q.dir)
 	}
 	if err != nil || len(children) > 0 {
-		return closedEvents() // look again at once
+		return closed[zk.Event]() // look again at once
 	}
-	return ch
-}
-
-// closedEvents returns a closed event channel, which wakes a wait at once.
-func closedEvents() <-chan zk.Event {
-	ch := make(chan zk.Event)
-	close(ch)
 	return ch
 }

@@ -115,8 +115,10 @@ func (c *contender) release() error {
 	if !gone {
 		err = c.deleteNode()
 	}
-	if c.uncertain {
-		c.deleteDuplicates()
+	if c.uncertain { // a create whose reply was lost may have landed twice
+		if children, _, err := c.conn.Children(c.dir); err == nil {
+			c.dedupe(children)
+		}
 	}
 	if lerr := c.lostErr(); lerr != nil {
 		return lerr
@@ -152,20 +154,6 @@ func (c *contender) deleteNode() error {
 		case <-c.gone: // deleted by us, or the session ended: either way released
 			return nil
 		default:
-		}
-	}
-}
-
-// deleteDuplicates deletes every node of this attempt but ours, best
-// effort: a create whose reply was lost may have landed twice.
-func (c *contender) deleteDuplicates() {
-	children, _, err := c.conn.Children(c.dir)
-	if err != nil {
-		return
-	}
-	for _, ch := range c.mine(children) {
-		if ch != c.name {
-			c.conn.Delete(childPath(c.dir, ch), -1)
 		}
 	}
 }

@@ -88,9 +88,10 @@ func (l *Lease) Lost() <-chan struct{} { return l.c.lost }
 // /locks/x/_c_0f8e...-lock-0000000007.
 func (l *Lease) Node() string { return l.c.path }
 
-// closedChan returns a closed channel: what Lost returns when nothing is held.
-func closedChan() <-chan struct{} {
-	ch := make(chan struct{})
+// closed returns a closed channel: what Lost returns when nothing is held,
+// and a wait that should end at once.
+func closed[T any]() <-chan T {
+	ch := make(chan T)
 	close(ch)
 	return ch
 }

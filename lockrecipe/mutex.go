@@ -96,7 +96,7 @@ func (m *Mutex) Lost() <-chan struct{} {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.held == nil {
-		return closedChan()
+		return closed[struct{}]()
 	}
 	return m.held.Lost()
 }
