@@ -80,7 +80,7 @@ func (k orderKey) cmp(o orderKey) int {
 // updates (a copy of the list, with one name in or out) rather than drops.
 // Updating costs a copy per change, so a large directory that changes
 // often drops its order instead, to sort it again when next listed.
-const maxIncremental = 4096
+const maxIncremental = 1024
 
 // member is a name's place in the set: its insertion sequence, and its
 // Java hash, computed once.
@@ -132,7 +132,7 @@ func (s *javaSet) put(name string, seq uint32) {
 	}
 	c := s.loadOrder()
 	if c == nil || s.bits != bits || len(c.names) >= maxIncremental {
-		s.order.Store((*orderCache)(nil)) // resized: every bin changes
+		s.dropOrder(c) // resized, every bin changes; or not worth a copy
 		return
 	}
 	key := orderKey{bin: javaBin(hash, bits), seq: seq}
@@ -163,12 +163,12 @@ func (s *javaSet) remove(name string) {
 	delete(s.seq, name)
 	c := s.loadOrder()
 	if c == nil || len(c.names) > maxIncremental {
-		s.order.Store((*orderCache)(nil))
+		s.dropOrder(c)
 		return
 	}
 	i, found := slices.BinarySearchFunc(c.keys, orderKey{bin: javaBin(m.hash, s.bits), seq: m.seq}, orderKey.cmp)
 	if !found || c.names[i] != name {
-		s.order.Store((*orderCache)(nil)) // cannot happen: the cache holds every member
+		s.dropOrder(c) // cannot happen: the cache holds every member
 		return
 	}
 	s.order.Store(&orderCache{
@@ -182,6 +182,13 @@ type binned struct {
 	bin, src int
 	seq      uint32
 	hash     int32
+}
+
+// dropOrder forgets the cached order c, if there is one.
+func (s *javaSet) dropOrder(c *orderCache) {
+	if c != nil {
+		s.order.Store((*orderCache)(nil))
+	}
 }
 
 func (s *javaSet) loadOrder() *orderCache {
@@ -250,10 +257,7 @@ func (s *javaSet) binned(bits uint8) []binned {
 		items = append(items, binned{name: name, bin: javaBin(m.hash, bits), seq: m.seq, hash: m.hash})
 	}
 	slices.SortFunc(items, func(a, b binned) int {
-		if a.bin != b.bin {
-			return a.bin - b.bin
-		}
-		return int(int64(a.seq) - int64(b.seq))
+		return orderKey{a.bin, a.seq}.cmp(orderKey{b.bin, b.seq})
 	})
 	return items
 }

@@ -210,11 +210,7 @@ func (t *Tree) restoreIndex(rec *record, n *node) {
 		t.index(rec.path, n)
 		return
 	}
-	set := t.ephemerals[n.owner]
-	if set == nil {
-		set = &javaSet{init: ephemeralsInitBits}
-		t.ephemerals[n.owner] = set
-	}
+	set := t.sessionSet(n.owner)
 	set.put(rec.path, rec.ephSeq)
 	set.next, set.bits = rec.eph.next, rec.eph.bits
 }

@@ -9,7 +9,6 @@ import (
 // Tree is the znode tree. The zero value is not usable; call New.
 type Tree struct {
 	nodes map[string]*node
-	// ephemerals indexes each session's ephemeral nodes.
 	// ephemerals indexes each session's ephemeral nodes, in ZooKeeper's
 	// order; a session's set lives, even empty, until the session closes.
 	ephemerals map[int64]*javaSet

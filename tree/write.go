@@ -190,12 +190,7 @@ func (t *Tree) insert(c *Context, path, parentPath string, parent *node, n *node
 func (t *Tree) index(path string, n *node) {
 	switch n.kind {
 	case KindEphemeral:
-		set := t.ephemerals[n.owner]
-		if set == nil {
-			set = &javaSet{init: ephemeralsInitBits}
-			t.ephemerals[n.owner] = set
-		}
-		set.add(path)
+		t.sessionSet(n.owner).add(path)
 	case KindContainer, KindTTL:
 		t.reapable[path] = struct{}{}
 	}
@@ -219,12 +214,17 @@ func (t *Tree) reindex(path string, n *node, ephSeq uint32) {
 		t.index(path, n)
 		return
 	}
-	set := t.ephemerals[n.owner]
+	t.sessionSet(n.owner).put(path, ephSeq)
+}
+
+// sessionSet returns a session's ephemeral set, making it if needed.
+func (t *Tree) sessionSet(owner int64) *javaSet {
+	set := t.ephemerals[owner]
 	if set == nil {
 		set = &javaSet{init: ephemeralsInitBits}
-		t.ephemerals[n.owner] = set
+		t.ephemerals[owner] = set
 	}
-	set.put(path, ephSeq)
+	return set
 }
 
 // Delete deletes a node, checking in ZooKeeper's order: path shape and
