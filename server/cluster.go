@@ -168,7 +168,7 @@ func (s *Server) reportTouches() {
 		}
 		clear(s.touched)
 		s.mu.Unlock()
-		if c, err := s.fwd.client(); err == nil {
+		if c, err := s.fwd.client(s.holdDeadline()); err == nil {
 			c.send(fwdTouch, payload, nil)
 		}
 	}
@@ -184,8 +184,8 @@ func (s *Server) revalidateSession(id int64, timeout time.Duration) (bool, error
 	payload := binary.BigEndian.AppendUint64(nil, uint64(id))
 	payload = binary.BigEndian.AppendUint32(payload, uint32(timeout.Milliseconds()))
 	var alive bool
-	err := s.askLeader(func(left time.Duration) error {
-		reply, err := s.fwd.call(fwdRevalidate, payload, left)
+	err := s.askLeader(func(deadline time.Time) error {
+		reply, err := s.fwd.call(fwdRevalidate, payload, deadline)
 		alive = len(reply) == 1 && reply[0] == 1
 		return err
 	}, func() { alive = s.revalidate(id, timeout) })
@@ -195,19 +195,20 @@ func (s *Server) revalidateSession(id int64, timeout time.Duration) (bool, error
 	return alive, nil
 }
 
-// askLeader runs ask, which sends a request to the leader, or local when
-// this member is the leader, for up to ten Raft timeouts: through an
-// election, a request that failed because leadership was moving
-// (leaderMoved) is asked again of whoever leads next. Revalidations and
-// sync barriers are safe to repeat.
-func (s *Server) askLeader(ask func(left time.Duration) error, local func()) error {
-	deadline := time.Now().Add(s.cfg.RaftTimeout * 10)
+// askLeader runs ask, which sends a request to the leader by the deadline it
+// is given, or local when this member is the leader, for up to ten Raft
+// timeouts in all: through an election, a request that failed because
+// leadership was moving (leaderMoved) is asked again of whoever leads next,
+// within the same deadline. Revalidations and sync barriers are safe to
+// repeat.
+func (s *Server) askLeader(ask func(deadline time.Time) error, local func()) error {
+	deadline := s.holdDeadline()
 	for {
 		if s.isLeader() {
 			local()
 			return nil
 		}
-		err := ask(time.Until(deadline))
+		err := ask(deadline)
 		if err == nil || !leaderMoved(err) || time.Now().After(deadline) {
 			return err
 		}
@@ -225,6 +226,10 @@ func leaderMoved(err error) bool {
 	return errors.Is(err, errLeaderLost) || errors.Is(err, errIsLeader) || errors.Is(err, errNotLeaderThere)
 }
 
+// holdDeadline is how long, from now, a request waits through an election
+// for a leader: ten Raft timeouts.
+func (s *Server) holdDeadline() time.Time { return time.Now().Add(s.cfg.RaftTimeout * 10) }
+
 func b2u8(b bool) byte {
 	if b {
 		return 1
@@ -241,8 +246,9 @@ func (s *Server) syncBarrier(done <-chan struct{}) error {
 	}
 	var reply []byte
 	var leaderErr error
-	err := s.askLeader(func(left time.Duration) (err error) {
-		reply, err = s.fwd.call(fwdSync, nil, left+s.cfg.RaftTimeout*10)
+	err := s.askLeader(func(deadline time.Time) (err error) {
+		// The leader's barrier itself may take up to ten Raft timeouts.
+		reply, err = s.fwd.call(fwdSync, nil, deadline.Add(s.cfg.RaftTimeout*10))
 		return err
 	}, func() { leaderErr = s.raft.Barrier(s.cfg.RaftTimeout * 10).Error() })
 	switch {

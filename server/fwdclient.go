@@ -35,11 +35,10 @@ type fwdClient struct {
 }
 
 // client returns a connection to the current leader, dialing if needed.
-// Through an election it waits, up to ten Raft timeouts, for a leader it
-// can reach: the requests of a member's clients are held, not failed.
-func (f *forwarder) client() (*fwdClient, error) {
+// Through an election it waits, until deadline, for a leader it can reach:
+// the requests of a member's clients are held, not failed.
+func (f *forwarder) client(deadline time.Time) (*fwdClient, error) {
 	s := f.s
-	deadline := time.Now().Add(s.cfg.RaftTimeout * 10)
 	for {
 		c, err := f.dialLeader()
 		if err == nil || errors.Is(err, errIsLeader) || time.Now().After(deadline) {
@@ -209,9 +208,9 @@ func fwdError(status byte, payload []byte) error {
 	return fmt.Errorf("%w: %s", errForwarded, payload)
 }
 
-// call sends a request and waits for its reply.
-func (f *forwarder) call(typ byte, payload []byte, timeout time.Duration) ([]byte, error) {
-	c, err := f.client()
+// call sends a request and waits for its reply, both until deadline.
+func (f *forwarder) call(typ byte, payload []byte, deadline time.Time) ([]byte, error) {
+	c, err := f.client(deadline)
 	if err != nil {
 		return nil, err
 	}
@@ -229,7 +228,7 @@ func (f *forwarder) call(typ byte, payload []byte, timeout time.Duration) ([]byt
 			return nil, err
 		}
 		return r.payload, nil
-	case <-time.After(timeout):
+	case <-time.After(time.Until(deadline)):
 		return nil, errors.New("server: the leader did not answer in time")
 	case <-f.s.quit:
 		return nil, ErrServerClosed

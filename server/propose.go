@@ -116,7 +116,7 @@ func (s *Server) stopProposing() {
 // but must keep each session's writes in order across the writes being
 // settled and those arriving meanwhile; it is not done.)
 func (s *Server) forward(data []byte, reqID uint64) {
-	c, err := s.fwd.client()
+	c, err := s.fwd.client(s.holdDeadline())
 	if errors.Is(err, errIsLeader) { // leadership moved here meanwhile
 		s.applyLocal(data, reqID)
 		return
