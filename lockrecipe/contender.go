@@ -30,9 +30,8 @@ type contender struct {
 	// orders after it.
 	uncertain bool
 
-	mu        sync.Mutex // guards releasing, isLost, cause
+	mu        sync.Mutex // guards releasing, cause
 	releasing bool
-	isLost    bool
 	cause     error         // why the node is gone; set once
 	gone      chan struct{} // closed when the node is known to be gone, for any reason
 	lost      chan struct{} // closed when it went while not being released

@@ -87,18 +87,19 @@ func (c *contender) markGone(cause error) {
 	c.cause = cause
 	close(c.gone)
 	if !c.releasing {
-		c.isLost = true
 		close(c.lost)
 	}
 }
 
 // lostErr returns an ErrLost error if our node went without our release.
 func (c *contender) lostErr() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !c.isLost {
+	select {
+	case <-c.lost: // closed after cause is set, under mu
+	default:
 		return nil
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	return lostError("lock node "+c.path, c.cause)
 }
 

@@ -93,49 +93,43 @@ func (rw *RWMutex) RUnlock() error {
 }
 
 // Acquire is Lock that also returns the holding as a Lease.
-func (rw *RWMutex) Acquire(ctx context.Context) (*Lease, error) {
-	if err := rw.gate.lock(ctx, true); err != nil {
-		return nil, err
-	}
-	c, err := rw.q.acquire(ctx, writeName, rw.q.opts.data, exclusive, true)
-	if err != nil {
-		rw.gate.unlock(true)
-		return nil, err
-	}
-	var l *Lease
-	l = newLease(c, func() {
-		rw.mu.Lock()
-		if rw.writer == l {
-			rw.writer = nil
-		}
-		rw.mu.Unlock()
-		rw.gate.unlock(true)
-	})
-	rw.mu.Lock()
-	rw.writer = l
-	rw.mu.Unlock()
-	return l, nil
-}
+func (rw *RWMutex) Acquire(ctx context.Context) (*Lease, error) { return rw.acquire(ctx, true) }
 
 // RAcquire is RLock that also returns the holding as a Lease.
-func (rw *RWMutex) RAcquire(ctx context.Context) (*Lease, error) {
-	if err := rw.gate.lock(ctx, false); err != nil {
+func (rw *RWMutex) RAcquire(ctx context.Context) (*Lease, error) { return rw.acquire(ctx, false) }
+
+// acquire takes the write lock (write) or a read lock: in the process
+// first, then in ZooKeeper with a writer's or a reader's node and rule.
+func (rw *RWMutex) acquire(ctx context.Context, write bool) (*Lease, error) {
+	if err := rw.gate.lock(ctx, write); err != nil {
 		return nil, err
 	}
-	c, err := rw.q.acquire(ctx, readName, rw.q.opts.data, shared, true)
+	name, r := readName, rule(shared)
+	if write {
+		name, r = writeName, exclusive
+	}
+	c, err := rw.q.acquire(ctx, name, rw.q.opts.data, r, true)
 	if err != nil {
-		rw.gate.unlock(false)
+		rw.gate.unlock(write)
 		return nil, err
 	}
 	var l *Lease
 	l = newLease(c, func() {
 		rw.mu.Lock()
-		rw.readers = slices.DeleteFunc(rw.readers, func(r *Lease) bool { return r == l })
+		if write && rw.writer == l {
+			rw.writer = nil
+		} else if !write {
+			rw.readers = slices.DeleteFunc(rw.readers, func(r *Lease) bool { return r == l })
+		}
 		rw.mu.Unlock()
-		rw.gate.unlock(false)
+		rw.gate.unlock(write)
 	})
 	rw.mu.Lock()
-	rw.readers = append(rw.readers, l)
+	if write {
+		rw.writer = l
+	} else {
+		rw.readers = append(rw.readers, l)
+	}
 	rw.mu.Unlock()
 	return l, nil
 }
