@@ -29,9 +29,7 @@ func (s *Server) Applied(_ *tree.Tree, r *raftfsm.Result) {
 			cb(r)
 		}
 	}
-	if s.zcount.Load() > 0 {
-		s.releaseZxidWaiters(int64(r.Index))
-	}
+	s.node.Applied(int64(r.Index))
 	// After the callback: a client's own closeSession gets its reply queued
 	// before its connection is told to finish.
 	if cmd.Type == raftfsm.TypeCloseSession && r.Code == 0 {
@@ -67,7 +65,7 @@ func (s *Server) Restored(*tree.Tree) {
 // missed).
 func (s *Server) reconcileSessions() {
 	// Waiters for a zxid the snapshot covers are woken, as an apply would.
-	s.releaseZxidWaiters(s.fsm.LastZxid())
+	s.node.Applied(s.fsm.LastZxid())
 	sessions := s.fsm.Sessions()
 	now := time.Now()
 	s.mu.Lock()

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zkraft/zkraft/server/member"
 	"github.com/zkraft/zkraft/wire"
 )
 
@@ -94,38 +95,26 @@ type Config struct {
 }
 
 // Peer is one member of a cluster: zoo.cfg's server.N=host:port1:port2.
-type Peer struct {
-	ID          int    // N, 1..254
-	RaftAddr    string // host:port1, where Raft traffic goes
-	ForwardAddr string // host:port2, where members forward requests to the leader
-	Observer    bool   // a Raft non-voter: serves clients, never votes
-}
+type Peer = member.Peer
+
+// Links is a switchboard for the connections between the members of a
+// cluster in one process: a test cuts and restores them to provoke
+// partitions (see member.Links).
+type Links = member.Links
+
+// NewLinks returns a switchboard with every link up.
+func NewLinks() *Links { return member.NewLinks() }
 
 // clustered reports whether the server is a member of a cluster.
 func (c *Config) clustered() bool { return len(c.Servers) > 0 }
 
-// self returns this member's entry in Servers.
-func (c *Config) self() (Peer, bool) { return c.peer(c.ServerID) }
-
-// peer returns the member with the given id.
-func (c *Config) peer(id int) (Peer, bool) {
-	for _, p := range c.Servers {
-		if p.ID == id {
-			return p, true
-		}
+// memberConfig is what the membership side needs of the configuration.
+func (c *Config) memberConfig() member.Config {
+	return member.Config{
+		ServerID: c.ServerID, Servers: c.Servers, TickTime: c.TickTime, RaftTimeout: c.RaftTimeout,
+		DataDir: c.DataDir, DataLogDir: c.DataLogDir, SnapCount: c.SnapCount, SnapRetainCount: c.SnapRetainCount,
+		RaftListener: c.RaftListener, ForwardListener: c.ForwardListener, Links: c.Links, Logger: c.Logger,
 	}
-	return Peer{}, false
-}
-
-// voters counts the voting members.
-func (c *Config) voters() int {
-	n := 0
-	for _, p := range c.Servers {
-		if !p.Observer {
-			n++
-		}
-	}
-	return n
 }
 
 // Defaults.
@@ -263,7 +252,7 @@ func (c *Config) validateServers() []error {
 	if !seen[c.ServerID] {
 		errs = append(errs, fmt.Errorf("server: this member's id %d is not among the servers", c.ServerID))
 	}
-	if c.voters() == 0 {
+	if mc := c.memberConfig(); mc.Voters() == 0 {
 		errs = append(errs, errors.New("server: a cluster needs at least one voting member"))
 	}
 	return errs

@@ -212,11 +212,11 @@ func (c *conn) handshake() (reason string, ok bool) {
 	}
 	c.stats.received()
 	c.srv.stats.received.Add(1)
-	if !c.srv.serving.Load() && !c.srv.waitServing(c.srv.cfg.RaftTimeout*2+time.Second) {
+	if !c.srv.node.Serving() && !c.srv.node.WaitServing(c.srv.cfg.RaftTimeout*2+time.Second) {
 		c.log.Info("refusing a client: this member knows no leader")
 		return "not serving", false
 	}
-	if last := c.srv.fsm.LastZxid(); req.LastZxidSeen > last && !c.srv.catchUp(req.LastZxidSeen, c.done) {
+	if last := c.srv.fsm.LastZxid(); req.LastZxidSeen > last && !c.srv.node.CatchUp(req.LastZxidSeen, c.done) {
 		c.log.Info("refusing client that has seen a later zxid; it must try another server",
 			"client_zxid", hexID(req.LastZxidSeen), "server_zxid", hexID(last))
 		return "client zxid ahead", false
@@ -258,7 +258,7 @@ func (c *conn) resumeSession(req *wire.ConnectRequest) (string, bool) {
 	sess, ok := s.fsm.Session(req.SessionID)
 	valid := ok && session.PasswordMatches(sess.Passwd, req.Passwd)
 	if valid {
-		alive, err := s.revalidateSession(req.SessionID, c.timeout)
+		alive, err := s.node.Revalidate(req.SessionID, c.timeout)
 		if err != nil {
 			// Not knowing is not expiry: the client tries another server.
 			c.log.Info("closing connection: could not revalidate its session", "err", err)

@@ -1,6 +1,8 @@
 // Package server is zkraft's server: client connections speaking
 // ZooKeeper's protocol, each session's request pipeline, the watch registry,
-// four-letter words, and the Raft node that replicates the znode tree.
+// four-letter words and sessions' liveness. The Raft node that replicates
+// the znode tree, and everything else a cluster member does, is in
+// server/member, behind member.Node and member.Host.
 //
 // A server is shaped like net/http's: New validates a Config, Start binds
 // and returns once clients can connect, Shutdown and Close stop it.
@@ -27,6 +29,7 @@
 // # Lock order
 //
 // raftfsm.FSM's lock, then Server.mu, then watchRegistry.mu, then a conn's
-// omu or pmu. pendingTable.mu and conn stats locks are leaves. conn.close
-// takes only the connection's own lock, so it is safe anywhere.
+// omu or pmu. pendingTable.mu, conn stats locks and member.Node's locks
+// are leaves (the Node calls Host holding none of them). conn.close takes
+// only the connection's own lock, so it is safe anywhere.
 package server

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zkraft/zkraft/server/member"
 	"github.com/zkraft/zkraft/tree"
 )
 
@@ -57,7 +58,7 @@ func (c *conn) fourLetter(word string) {
 
 func (s *Server) fourLetterText(word string, self *conn) string {
 	var b strings.Builder
-	if !s.serving.Load() {
+	if !s.node.Serving() {
 		switch word {
 		case "srvr", "stat", "cons", "mntr", "conf", "dump", "wchs", "wchc", "wchp", "dirs":
 			return "This ZooKeeper instance is not currently serving requests\n"
@@ -102,20 +103,6 @@ func (s *Server) fourLetterText(word string, self *conn) string {
 	return b.String()
 }
 
-// mode is the server's state as ZooKeeper names it.
-func (s *Server) mode() string {
-	switch {
-	case !s.cfg.clustered():
-		return "standalone"
-	case s.isLeader():
-		return "leader"
-	}
-	if self, _ := s.cfg.self(); self.Observer {
-		return "observer"
-	}
-	return "follower"
-}
-
 // connList returns the live connections that have a session, by session id.
 func (s *Server) connList() []*conn {
 	s.mu.Lock()
@@ -145,7 +132,7 @@ func (s *Server) writeCounters(b *strings.Builder) {
 	fmt.Fprintf(b, "Latency min/avg/max: %d/%s/%d\n", lo, avg, hi)
 	fmt.Fprintf(b, "Received: %d\nSent: %d\n", s.stats.received.Load(), s.stats.sent.Load())
 	fmt.Fprintf(b, "Connections: %d\nOutstanding: %d\n", s.connCount(), s.stats.outstanding.Load())
-	fmt.Fprintf(b, "Zxid: 0x%x\nMode: %s\nNode count: %d\n", s.fsm.LastZxid(), s.mode(), s.nodeCount())
+	fmt.Fprintf(b, "Zxid: 0x%x\nMode: %s\nNode count: %d\n", s.fsm.LastZxid(), s.node.Mode(), s.nodeCount())
 }
 
 func (s *Server) connCount() int {
@@ -209,9 +196,9 @@ func (s *Server) writeMntr(b *strings.Builder) {
 	})
 	kv := func(k string, v any) { fmt.Fprintf(b, "zk_%s\t%v\n", k, v) }
 	kv("version", Version+", built on "+buildDate)
-	kv("server_state", s.mode())
+	kv("server_state", s.node.Mode())
 	if s.cfg.clustered() {
-		kv("peer_state", peerState(s.mode()))
+		kv("peer_state", peerState(s.node.Mode()))
 	}
 	kv("ephemerals_count", ephemerals)
 	kv("num_alive_connections", s.connCount())
@@ -230,14 +217,14 @@ func (s *Server) writeMntr(b *strings.Builder) {
 	kv("connection_rejected", s.stats.rejected.Load())
 	kv("stale_sessions_expired", s.stats.expired.Load())
 	kv("last_zxid", fmt.Sprintf("0x%x", s.fsm.LastZxid()))
-	if s.cfg.clustered() && s.isLeader() {
-		followers, observers := s.syncedLearners()
+	if s.cfg.clustered() && s.node.IsLeader() {
+		followers, observers := s.node.SyncedLearners()
 		kv("learners", followers+observers)
 		kv("synced_followers", followers)
 		kv("synced_non_voting_followers", 0)
 		kv("synced_observers", observers)
 		kv("pending_syncs", 0)
-		kv("quorum_size", s.cfg.voters())
+		kv("quorum_size", s.node.Config().Voters())
 	}
 }
 
@@ -252,25 +239,6 @@ func peerState(mode string) string {
 	return "following - broadcast"
 }
 
-// syncedLearners counts the followers and observers that reported to this
-// leader within the last two ticks.
-func (s *Server) syncedLearners() (followers, observers int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for id, at := range s.lastHeard {
-		p, ok := s.cfg.peer(id)
-		if !ok || id == s.cfg.ServerID || time.Since(at) > 2*s.cfg.TickTime {
-			continue
-		}
-		if p.Observer {
-			observers++
-		} else {
-			followers++
-		}
-	}
-	return followers, observers
-}
-
 func (s *Server) writeConf(b *strings.Builder) {
 	_, port, _ := net.SplitHostPort(s.ConnectString())
 	maxCnxns := max(s.cfg.MaxClientCnxns, 0)
@@ -278,7 +246,7 @@ func (s *Server) writeConf(b *strings.Builder) {
 	if s.cfg.DataDir != "" {
 		data, logs := s.dirSizes()
 		fmt.Fprintf(b, "dataDir=%s\ndataDirSize=%d\n", absPath(s.cfg.DataDir), data)
-		fmt.Fprintf(b, "dataLogDir=%s\ndataLogSize=%d\n", absPath(s.logDir()), logs)
+		fmt.Fprintf(b, "dataLogDir=%s\ndataLogSize=%d\n", absPath(s.node.Config().LogDir()), logs)
 	}
 	fmt.Fprintf(b, "tickTime=%d\nmaxClientCnxns=%d\n", s.cfg.TickTime.Milliseconds(), maxCnxns)
 	fmt.Fprintf(b, "minSessionTimeout=%d\nmaxSessionTimeout=%d\n", s.cfg.MinSessionTimeout.Milliseconds(), s.cfg.MaxSessionTimeout.Milliseconds())
@@ -291,11 +259,11 @@ func (s *Server) dirSizes() (data, logs int64) {
 	if s.cfg.DataDir == "" {
 		return 0, 0
 	}
-	if info, err := os.Stat(filepath.Join(s.logDir(), raftLogFile)); err == nil {
+	if info, err := os.Stat(filepath.Join(s.node.Config().LogDir(), member.LogFile)); err == nil {
 		logs = info.Size()
 	}
 	data = treeSize(s.cfg.DataDir)
-	if s.logDir() == s.cfg.DataDir {
+	if s.node.Config().LogDir() == s.cfg.DataDir {
 		data -= logs
 	}
 	return data, logs

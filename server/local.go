@@ -52,7 +52,7 @@ func (c *conn) local(req request, body []byte) (string, bool) {
 		c.reply(req, 0, wire.CodeOK, &wire.SASLResponse{})
 	case *wire.PathRequest:
 		if req.op == wire.OpSync {
-			if err := c.srv.syncBarrier(c.done); err != nil {
+			if err := c.srv.node.Sync(c.done); err != nil {
 				c.log.Warn("closing connection: sync failed", "err", err)
 				return "sync failed", false
 			}

@@ -16,15 +16,54 @@ func (s *Server) newSessionID() int64 {
 	return s.ids.Next()
 }
 
-// onLeader gives every replicated session a fresh deadline, as a new
-// ZooKeeper leader does: liveness is only known to the member that led.
-func (s *Server) onLeader() {
+// Elected implements member.Host: it gives every replicated session a
+// fresh deadline, as a new ZooKeeper leader does: liveness is only known to
+// the member that led.
+func (s *Server) Elected() {
 	now := time.Now()
 	sessions := s.fsm.Sessions()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, sess := range sessions {
 		s.tracker.Add(sess.ID, time.Duration(sess.Timeout)*time.Millisecond, now)
+	}
+}
+
+// touchSession records a packet from a session: the leader extends its
+// deadline, another member reports it to the leader with the next batch.
+func (s *Server) touchSession(id int64, now time.Time) {
+	if !s.node.IsLeader() {
+		s.node.Touch(id)
+		return
+	}
+	s.mu.Lock()
+	s.tracker.Touch(id, now)
+	s.mu.Unlock()
+}
+
+// TouchSessions implements member.Host: on the leader, it extends the
+// sessions another member reports alive.
+func (s *Server) TouchSessions(ids []int64, now time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, id := range ids {
+		s.tracker.Touch(id, now)
+	}
+}
+
+// DropClients implements member.Host: it closes every client connection.
+func (s *Server) DropClients(reason string) { s.closeConns(reason) }
+
+// closeConns closes every client connection, giving reason.
+func (s *Server) closeConns(reason string) {
+	s.mu.Lock()
+	conns := make([]*conn, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c)
+	}
+	s.mu.Unlock()
+	for _, c := range conns {
+		c.close(reason)
 	}
 }
 
@@ -39,9 +78,10 @@ func (c *conn) touch(now time.Time) {
 	c.srv.touchSession(c.session, now)
 }
 
-// revalidate checks, when a client resumes a session, that it is still alive
-// here, and gives it a deadline counted from now with the new timeout.
-func (s *Server) revalidate(id int64, timeout time.Duration) bool {
+// Revalidate implements member.Host: when a client resumes a session, it
+// checks on the leader that the session is still alive, and gives it a
+// deadline counted from now with the new timeout.
+func (s *Server) Revalidate(id int64, timeout time.Duration) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.tracker.Contains(id) {
@@ -69,10 +109,10 @@ func (s *Server) expireSessions() {
 }
 
 func (s *Server) expire(now time.Time) {
-	// Raft may call this member leader before watchLeadership has reset the
+	// Raft may call this member leader before Elected has reset the
 	// deadlines, which a follower's tracker holds from the sessions'
 	// creation: expiring then could end live sessions.
-	if !s.leading.Load() || !s.isLeader() {
+	if !s.node.Leading() {
 		return
 	}
 	s.mu.Lock()
@@ -111,7 +151,7 @@ func (s *Server) reapContainers() {
 		case <-s.quit:
 			return
 		case now := <-ticker.C:
-			if !s.leading.Load() || !s.isLeader() {
+			if !s.node.Leading() {
 				continue
 			}
 			var paths []string

@@ -1,4 +1,4 @@
-package server
+package member
 
 import (
 	"encoding/binary"
@@ -14,7 +14,7 @@ import (
 
 // forwarder keeps this member's connection to the leader's forward port.
 type forwarder struct {
-	s    *Server
+	n    *Node
 	mu   sync.Mutex // guards conn
 	conn *fwdClient
 }
@@ -38,30 +38,30 @@ type fwdClient struct {
 // Through an election it waits, until deadline, for a leader it can reach:
 // the requests of a member's clients are held, not failed.
 func (f *forwarder) client(deadline time.Time) (*fwdClient, error) {
-	s := f.s
+	n := f.n
 	for {
 		c, err := f.dialLeader()
 		if err == nil || errors.Is(err, errIsLeader) || time.Now().After(deadline) {
 			return c, err
 		}
 		if errors.Is(err, errNoLeader) {
-			s.waitForLeader(time.Until(deadline))
+			n.waitForLeader(time.Until(deadline))
 			continue
 		}
 		// The leader Raft names is unreachable (dead, or cut off): wait for
 		// Raft to elect or find another, a little at a time.
 		select {
-		case <-time.After(s.cfg.RaftTimeout / 4):
-		case <-s.quit:
-			return nil, ErrServerClosed
+		case <-time.After(n.cfg.RaftTimeout / 4):
+		case <-n.quit:
+			return nil, ErrClosed
 		}
 	}
 }
 
 // dialLeader returns a connection to the leader Raft knows now.
 func (f *forwarder) dialLeader() (*fwdClient, error) {
-	s := f.s
-	_, id := s.raft.LeaderWithID()
+	n := f.n
+	_, id := n.raft.LeaderWithID()
 	if id == "" {
 		return nil, errNoLeader
 	}
@@ -69,7 +69,7 @@ func (f *forwarder) dialLeader() (*fwdClient, error) {
 	if err != nil {
 		return nil, fmt.Errorf("leader id %q: %w", id, err)
 	}
-	if leader == s.cfg.ServerID {
+	if leader == n.cfg.ServerID {
 		return nil, errIsLeader
 	}
 	f.mu.Lock()
@@ -77,19 +77,19 @@ func (f *forwarder) dialLeader() (*fwdClient, error) {
 	if c := f.conn; c != nil && c.leader == leader && !c.isClosed() {
 		return c, nil
 	}
-	peer, ok := s.cfg.peer(leader)
+	peer, ok := n.cfg.Peer(leader)
 	if !ok {
 		return nil, fmt.Errorf("leader %d is not among the servers", leader)
 	}
-	nc, err := dialPeer(s.cfg.Links, s.cfg.ServerID, leader, peer.ForwardAddr, s.cfg.RaftTimeout*5)
+	nc, err := dialPeer(n.cfg.Links, n.cfg.ServerID, leader, peer.ForwardAddr, n.cfg.RaftTimeout*5)
 	if err != nil {
 		return nil, fmt.Errorf("dial leader %d: %w", leader, err)
 	}
 	c := &fwdClient{nc: nc, leader: leader, pending: make(map[uint64]func(byte, []byte)),
 		wake: make(chan struct{}, 1), done: make(chan struct{})}
-	if !s.goOwned("forward-writer", c.writeLoop) || !s.goOwned("forward-reader", c.readLoop) {
+	if !n.goOwned("forward-writer", c.writeLoop) || !n.goOwned("forward-reader", c.readLoop) {
 		c.close()
-		return nil, ErrServerClosed
+		return nil, ErrClosed
 	}
 	if old := f.conn; old != nil {
 		old.close()
@@ -230,7 +230,7 @@ func (f *forwarder) call(typ byte, payload []byte, deadline time.Time) ([]byte, 
 		return r.payload, nil
 	case <-time.After(time.Until(deadline)):
 		return nil, errors.New("server: the leader did not answer in time")
-	case <-f.s.quit:
-		return nil, ErrServerClosed
+	case <-f.n.quit:
+		return nil, ErrClosed
 	}
 }

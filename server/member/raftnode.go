@@ -1,4 +1,4 @@
-package server
+package member
 
 import (
 	"context"
@@ -14,6 +14,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+
+	"github.com/zkraft/zkraft/tree"
 )
 
 // minSnapshotThreshold is the fewest log entries between snapshots of an
@@ -23,48 +25,48 @@ const minSnapshotThreshold = 32768
 // startRaft starts this member's Raft node: a single voter for a
 // standalone server (which waits until it leads), or a member of the
 // configured cluster (which returns once Raft runs).
-func (s *Server) startRaft(ctx context.Context) error {
-	conf := s.raftConfig()
-	logs, stable, snaps, err := s.raftStores(conf.Logger)
+func (n *Node) startRaft(ctx context.Context) error {
+	conf := n.raftConfig()
+	logs, stable, snaps, err := n.raftStores(conf.Logger)
 	if err != nil {
 		return err
 	}
-	trans, bootstrap, err := s.raftTransport()
+	trans, bootstrap, err := n.raftTransport()
 	if err != nil {
 		return err
 	}
 	existing, err := raft.HasExistingState(logs, stable, snaps)
 	if err != nil {
-		return fmt.Errorf("inspect raft state in %s: %w", s.cfg.DataDir, err)
+		return fmt.Errorf("inspect raft state in %s: %w", n.cfg.DataDir, err)
 	}
 	if !existing {
 		if err := raft.BootstrapCluster(conf, logs, stable, snaps, trans, bootstrap); err != nil {
 			return fmt.Errorf("bootstrap raft: %w", err)
 		}
 	}
-	r, err := raft.NewRaft(conf, s.fsm, logs, stable, snaps, trans)
+	r, err := raft.NewRaft(conf, n.fsm, logs, stable, snaps, trans)
 	if err != nil {
 		return fmt.Errorf("start raft: %w", err)
 	}
-	s.mu.Lock()
-	s.raft = r
-	s.mu.Unlock()
-	if s.voteGuard != nil {
-		s.voteGuard.setRaft(r)
+	n.mu.Lock()
+	n.raft = r
+	n.mu.Unlock()
+	if n.voteGuard != nil {
+		n.voteGuard.setRaft(r)
 	}
-	if !s.cfg.clustered() {
+	if !n.cfg.Clustered() {
 		// A single voter has no one to wait for: it stands for election now
 		// instead of after a random one or two timeouts.
-		if err := s.campaignNow(); err != nil {
+		if err := n.campaignNow(); err != nil {
 			return err
 		}
-		return s.waitLeader(ctx)
+		return n.waitLeader(ctx)
 	}
-	if !existing && s.firstVoter() {
+	if !existing && n.firstVoter() {
 		// A fresh cluster elects its first leader sooner if one member, the
 		// voter with the lowest id, stands at once; the others keep their
 		// random timeouts, so votes do not split.
-		return s.campaignNow()
+		return n.campaignNow()
 	}
 	return nil
 }
@@ -72,46 +74,46 @@ func (s *Server) startRaft(ctx context.Context) error {
 // campaignNow makes this fresh member stand for election at once: Raft
 // starts with doubled timeouts (raftConfig), and lowering them makes a
 // follower that never heard from a leader check its timer immediately.
-func (s *Server) campaignNow() error {
-	rc := s.raft.ReloadableConfig()
-	rc.HeartbeatTimeout, rc.ElectionTimeout = s.cfg.RaftTimeout, s.cfg.RaftTimeout
-	if err := s.raft.ReloadConfig(rc); err != nil {
+func (n *Node) campaignNow() error {
+	rc := n.raft.ReloadableConfig()
+	rc.HeartbeatTimeout, rc.ElectionTimeout = n.cfg.RaftTimeout, n.cfg.RaftTimeout
+	if err := n.raft.ReloadConfig(rc); err != nil {
 		return fmt.Errorf("configure raft: %w", err)
 	}
 	return nil
 }
 
 // firstVoter reports whether this member is the voter with the lowest id.
-func (s *Server) firstVoter() bool {
-	for _, p := range s.cfg.Servers {
-		if !p.Observer && p.ID < s.cfg.ServerID {
+func (n *Node) firstVoter() bool {
+	for _, p := range n.cfg.Servers {
+		if !p.Observer && p.ID < n.cfg.ServerID {
 			return false
 		}
 	}
-	self, _ := s.cfg.self()
+	self, _ := n.cfg.Self()
 	return !self.Observer
 }
 
-func (s *Server) raftConfig() *raft.Config {
+func (n *Node) raftConfig() *raft.Config {
 	conf := raft.DefaultConfig()
-	conf.LocalID = raft.ServerID(strconv.Itoa(s.cfg.ServerID))
-	conf.HeartbeatTimeout = s.cfg.RaftTimeout
-	conf.ElectionTimeout = s.cfg.RaftTimeout
-	conf.LeaderLeaseTimeout = s.cfg.RaftTimeout / 2
+	conf.LocalID = raft.ServerID(strconv.Itoa(n.cfg.ServerID))
+	conf.HeartbeatTimeout = n.cfg.RaftTimeout
+	conf.ElectionTimeout = n.cfg.RaftTimeout
+	conf.LeaderLeaseTimeout = n.cfg.RaftTimeout / 2
 	conf.CommitTimeout = 2 * time.Millisecond
-	if !s.cfg.clustered() {
-		conf.LeaderLeaseTimeout, conf.CommitTimeout = s.cfg.RaftTimeout, time.Millisecond
+	if !n.cfg.Clustered() {
+		conf.LeaderLeaseTimeout, conf.CommitTimeout = n.cfg.RaftTimeout, time.Millisecond
 	}
-	if !s.cfg.clustered() || s.firstVoter() {
+	if !n.cfg.Clustered() || n.firstVoter() {
 		// Start with twice the timeouts; campaignNow lowers them, which makes
 		// a fresh follower check its timer at once.
-		conf.HeartbeatTimeout, conf.ElectionTimeout = 2*s.cfg.RaftTimeout, 2*s.cfg.RaftTimeout
+		conf.HeartbeatTimeout, conf.ElectionTimeout = 2*n.cfg.RaftTimeout, 2*n.cfg.RaftTimeout
 	}
 	conf.MaxAppendEntries = 512
 	conf.BatchApplyCh = true
 	conf.ShutdownOnRemove = false
-	conf.Logger = raftLogger(s.log)
-	if s.cfg.DataDir == "" {
+	conf.Logger = raftLogger(n.log)
+	if n.cfg.DataDir == "" {
 		// In memory, the Raft log only grows until a snapshot lets Raft drop
 		// it; check often so that it stays short (see tuneSnapshots).
 		conf.SnapshotInterval = 250 * time.Millisecond
@@ -119,65 +121,54 @@ func (s *Server) raftConfig() *raft.Config {
 		conf.TrailingLogs = 1024
 	} else {
 		conf.SnapshotInterval = 10 * time.Second
-		conf.SnapshotThreshold = uint64(s.cfg.SnapCount)
+		conf.SnapshotThreshold = uint64(n.cfg.SnapCount)
 	}
-	if s.cfg.clustered() {
+	if n.cfg.Clustered() {
 		conf.TrailingLogs = minTrailingLogs // see tuneTrailingLogs
 	}
 	return conf
 }
 
-// raftLogFile holds the Raft log and stable store, in logDir.
-const raftLogFile = "raft.db"
-
-// logDir is where the Raft log is kept: DataLogDir, or else DataDir.
-func (s *Server) logDir() string {
-	if s.cfg.DataLogDir != "" {
-		return s.cfg.DataLogDir
-	}
-	return s.cfg.DataDir
-}
-
 // raftStores returns the log, stable and snapshot stores: in memory, or
 // raft-boltdb and file snapshots under DataDir.
-func (s *Server) raftStores(logger hclog.Logger) (raft.LogStore, raft.StableStore, raft.SnapshotStore, error) {
-	if s.cfg.DataDir == "" {
+func (n *Node) raftStores(logger hclog.Logger) (raft.LogStore, raft.StableStore, raft.SnapshotStore, error) {
+	if n.cfg.DataDir == "" {
 		store := raft.NewInmemStore()
 		return store, store, &memSnapshotStore{}, nil
 	}
-	if err := os.MkdirAll(s.cfg.DataDir, 0o755); err != nil {
+	if err := os.MkdirAll(n.cfg.DataDir, 0o755); err != nil {
 		return nil, nil, nil, fmt.Errorf("create data dir: %w", err)
 	}
-	logDir := s.logDir()
+	logDir := n.cfg.LogDir()
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		return nil, nil, nil, fmt.Errorf("create data log dir: %w", err)
 	}
-	bolt, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(logDir, raftLogFile)})
+	bolt, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(logDir, LogFile)})
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("open raft log in %s: %w", logDir, err)
 	}
-	s.closers = append(s.closers, bolt)
+	n.closers = append(n.closers, bolt)
 	logs, err := raft.NewLogCache(1024, bolt)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("raft log cache: %w", err)
 	}
-	snaps, err := raft.NewFileSnapshotStoreWithLogger(s.cfg.DataDir, s.cfg.SnapRetainCount, logger)
+	snaps, err := raft.NewFileSnapshotStoreWithLogger(n.cfg.DataDir, n.cfg.SnapRetainCount, logger)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("open snapshots in %s: %w", s.cfg.DataDir, err)
+		return nil, nil, nil, fmt.Errorf("open snapshots in %s: %w", n.cfg.DataDir, err)
 	}
 	return logs, bolt, snaps, nil
 }
 
 // raftTransport returns the transport and the configuration to bootstrap:
 // in memory for a standalone server, TCP between the members of a cluster.
-func (s *Server) raftTransport() (raft.Transport, raft.Configuration, error) {
-	id := raft.ServerID(strconv.Itoa(s.cfg.ServerID))
-	if !s.cfg.clustered() {
+func (n *Node) raftTransport() (raft.Transport, raft.Configuration, error) {
+	id := raft.ServerID(strconv.Itoa(n.cfg.ServerID))
+	if !n.cfg.Clustered() {
 		addr, trans := raft.NewInmemTransport(raft.ServerAddress("zkraft-" + string(id)))
 		return trans, raft.Configuration{Servers: []raft.Server{{ID: id, Address: addr}}}, nil
 	}
-	self, _ := s.cfg.self()
-	ln := s.cfg.RaftListener
+	self, _ := n.cfg.Self()
+	ln := n.cfg.RaftListener
 	if ln == nil {
 		var err error
 		if ln, err = net.Listen("tcp", self.RaftAddr); err != nil {
@@ -185,11 +176,11 @@ func (s *Server) raftTransport() (raft.Transport, raft.Configuration, error) {
 		}
 	}
 	stream := &raftStream{
-		ln: &peerListener{Listener: ln, self: s.cfg.ServerID, links: s.cfg.Links}, advertise: tcpAddr(self.RaftAddr),
-		self: s.cfg.ServerID, links: s.cfg.Links, ids: make(map[raft.ServerAddress]int),
+		ln: &peerListener{Listener: ln, self: n.cfg.ServerID, links: n.cfg.Links}, advertise: tcpAddr(self.RaftAddr),
+		self: n.cfg.ServerID, links: n.cfg.Links, ids: make(map[raft.ServerAddress]int),
 	}
 	var conf raft.Configuration
-	for _, p := range s.cfg.Servers {
+	for _, p := range n.cfg.Servers {
 		stream.ids[raft.ServerAddress(p.RaftAddr)] = p.ID
 		suffrage := raft.Voter
 		if p.Observer {
@@ -199,32 +190,32 @@ func (s *Server) raftTransport() (raft.Transport, raft.Configuration, error) {
 			ID: raft.ServerID(strconv.Itoa(p.ID)), Address: raft.ServerAddress(p.RaftAddr)})
 	}
 	trans := raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
-		Stream: stream, MaxPool: 4, Timeout: 10 * time.Second, Logger: raftLogger(s.log),
+		Stream: stream, MaxPool: 4, Timeout: 10 * time.Second, Logger: raftLogger(n.log),
 	})
-	s.closers = append(s.closers, trans)
-	if s.cfg.DataDir != "" {
+	n.closers = append(n.closers, trans)
+	if n.cfg.DataDir != "" {
 		return trans, conf, nil
 	}
 	guard := newVoteGuard(trans, raft.RPCHeader{
 		ProtocolVersion: raft.ProtocolVersionMax, ID: []byte(id), Addr: []byte(self.RaftAddr),
-	}, s.quit, s.log)
-	if !s.goOwned("vote-guard", guard.run) {
-		return nil, raft.Configuration{}, ErrServerClosed
+	}, n.quit, n.log)
+	if !n.goOwned("vote-guard", guard.run) {
+		return nil, raft.Configuration{}, ErrClosed
 	}
-	s.voteGuard = guard
+	n.voteGuard = guard
 	return guard, conf, nil
 }
 
 // waitLeader waits until this member leads.
-func (s *Server) waitLeader(ctx context.Context) error {
+func (n *Node) waitLeader(ctx context.Context) error {
 	obs := make(chan raft.Observation, 4)
 	observer := raft.NewObserver(obs, false, func(o *raft.Observation) bool {
 		_, ok := o.Data.(raft.LeaderObservation)
 		return ok
 	})
-	s.raft.RegisterObserver(observer)
-	defer s.raft.DeregisterObserver(observer)
-	for s.raft.State() != raft.Leader {
+	n.raft.RegisterObserver(observer)
+	defer n.raft.DeregisterObserver(observer)
+	for n.raft.State() != raft.Leader {
 		select {
 		case <-obs:
 		case <-ctx.Done():
@@ -234,7 +225,7 @@ func (s *Server) waitLeader(ctx context.Context) error {
 	return nil
 }
 
-func (s *Server) isLeader() bool { return s.raft != nil && s.raft.State() == raft.Leader }
+func (n *Node) isLeader() bool { return n.raft != nil && n.raft.State() == raft.Leader }
 
 // raftLogger bridges hashicorp/raft's hclog logging into the server's slog
 // handler. Raft logs at Info on every election, so it logs at Warn and above
@@ -253,8 +244,8 @@ func raftLogger(l *slog.Logger) hclog.Logger {
 
 // tuneSnapshots keeps Raft's snapshot settings fitted to the state, four
 // times a second: tuneThreshold and tuneTrailingLogs.
-func (s *Server) tuneSnapshots() {
-	if s.cfg.DataDir != "" && !s.cfg.clustered() {
+func (n *Node) tuneSnapshots() {
+	if n.cfg.DataDir != "" && !n.cfg.Clustered() {
 		return
 	}
 	ticker := time.NewTicker(250 * time.Millisecond)
@@ -262,15 +253,15 @@ func (s *Server) tuneSnapshots() {
 	threshold, trailing := uint64(minSnapshotThreshold), uint64(minTrailingLogs)
 	for {
 		select {
-		case <-s.quit:
+		case <-n.quit:
 			return
 		case <-ticker.C:
 		}
-		if s.cfg.DataDir == "" {
-			threshold = s.tuneThreshold(threshold)
+		if n.cfg.DataDir == "" {
+			threshold = n.tuneThreshold(threshold)
 		}
-		if s.cfg.clustered() {
-			trailing = s.tuneTrailingLogs(trailing)
+		if n.cfg.Clustered() {
+			trailing = n.tuneTrailingLogs(trailing)
 		}
 	}
 }
@@ -280,17 +271,17 @@ func (s *Server) tuneSnapshots() {
 // node, so spacing snapshots by as many writes as there are nodes costs each
 // write about one node copy, however large the tree, while the log Raft
 // keeps in memory between snapshots stays in proportion to the tree.
-func (s *Server) tuneThreshold(current uint64) uint64 {
+func (n *Node) tuneThreshold(current uint64) uint64 {
 	var nodes int
-	s.fsm.Read(func(t *treeT) { nodes = t.Len() })
+	n.fsm.Read(func(t *tree.Tree) { nodes = t.Len() })
 	want := max(uint64(nodes), minSnapshotThreshold)
 	if want >= current*3/4 && want <= current*5/4 {
 		return current
 	}
-	rc := s.raft.ReloadableConfig()
+	rc := n.raft.ReloadableConfig()
 	rc.SnapshotThreshold = want
-	if err := s.raft.ReloadConfig(rc); err != nil {
-		s.log.Warn("tune snapshot threshold", "err", err)
+	if err := n.raft.ReloadConfig(rc); err != nil {
+		n.log.Warn("tune snapshot threshold", "err", err)
 		return current
 	}
 	return want
@@ -310,30 +301,30 @@ const (
 // one member cannot keep up with, a fixed trailing log would make that
 // happen again and again. ZooKeeper's leader likewise queues what a slow
 // follower has yet to receive.
-func (s *Server) tuneTrailingLogs(current uint64) uint64 {
+func (n *Node) tuneTrailingLogs(current uint64) uint64 {
 	var lags []uint64
-	if s.isLeader() {
-		last := uint64(s.fsm.LastZxid())
-		s.mu.Lock()
-		for id, zxid := range s.applied {
+	if n.IsLeader() {
+		last := uint64(n.fsm.LastZxid())
+		n.mu.Lock()
+		for id, zxid := range n.applied {
 			// A member gone quiet will need a snapshot anyway.
-			if time.Since(s.lastHeard[id]) <= 2*s.cfg.TickTime && zxid < last {
+			if time.Since(n.lastHeard[id]) <= 2*n.cfg.TickTime && zxid < last {
 				lags = append(lags, last-zxid)
 			}
 		}
-		s.mu.Unlock()
+		n.mu.Unlock()
 	}
 	want := fitTrailingLogs(current, lags)
 	if want == current {
 		return current
 	}
-	rc := s.raft.ReloadableConfig()
+	rc := n.raft.ReloadableConfig()
 	rc.TrailingLogs = want
-	if err := s.raft.ReloadConfig(rc); err != nil {
-		s.log.Warn("tune trailing logs", "err", err)
+	if err := n.raft.ReloadConfig(rc); err != nil {
+		n.log.Warn("tune trailing logs", "err", err)
 		return current
 	}
-	s.log.Debug("trailing log for the slowest member", "entries", want)
+	n.log.Debug("trailing log for the slowest member", "entries", want)
 	return want
 }
 

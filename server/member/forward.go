@@ -1,4 +1,4 @@
-package server
+package member
 
 import (
 	"encoding/binary"
@@ -75,13 +75,13 @@ func appendFwdFrame(dst []byte, typ byte, id uint64, head, payload []byte) []byt
 }
 
 // acceptForwards serves members' forward connections until shutdown.
-func (s *Server) acceptForwards(ln net.Listener) {
+func (n *Node) acceptForwards(ln net.Listener) {
 	for {
 		nc, err := ln.Accept()
 		if err != nil {
 			return
 		}
-		if !s.trackPeer(nc) || !s.goOwned("forward-in", func() { s.serveForward(nc) }) {
+		if !n.trackPeer(nc) || !n.goOwned("forward-in", func() { n.serveForward(nc) }) {
 			nc.Close()
 		}
 	}
@@ -90,11 +90,11 @@ func (s *Server) acceptForwards(ln net.Listener) {
 // serveForward reads one member's forwarded requests in order: commands are
 // proposed to Raft in the order they came, so a session's writes keep their
 // order.
-func (s *Server) serveForward(nc net.Conn) {
-	defer s.untrackPeer(nc)
+func (n *Node) serveForward(nc net.Conn) {
+	defer n.untrackPeer(nc)
 	defer nc.Close()
 	replies := make(chan fwdReply, 4096)
-	if !s.goOwned("forward-replies", func() { s.writeForwardReplies(nc, replies) }) {
+	if !n.goOwned("forward-replies", func() { n.writeForwardReplies(nc, replies) }) {
 		return
 	}
 	defer close(replies)
@@ -103,7 +103,7 @@ func (s *Server) serveForward(nc net.Conn) {
 	// already failed to its client as a lost connection, and must not take
 	// effect long after the client has looked. The connection closes
 	// instead, and its member reconnects.
-	term := s.raft.CurrentTerm()
+	term := n.raft.CurrentTerm()
 	fr := wire.NewFrameReader(nc, maxForwardFrame)
 	for {
 		frame, err := fr.Next()
@@ -113,50 +113,50 @@ func (s *Server) serveForward(nc net.Conn) {
 		typ, id, payload := frame[0], binary.BigEndian.Uint64(frame[1:9]), frame[9:]
 		switch typ {
 		case fwdApply:
-			if s.raft.CurrentTerm() != term {
+			if n.raft.CurrentTerm() != term {
 				return
 			}
-			replies <- s.applyForwarded(typ, id, append([]byte(nil), payload...))
+			replies <- n.applyForwarded(typ, id, append([]byte(nil), payload...))
 		case fwdTouch:
-			s.touchRemote(nc, payload)
+			n.touchRemote(nc, payload)
 		case fwdRevalidate:
-			replies <- s.revalidateFor(typ, id, payload)
+			replies <- n.revalidateFor(typ, id, payload)
 		case fwdSync:
-			replies <- fwdReply{typ: typ, id: id, future: s.raft.Barrier(s.cfg.RaftTimeout * 10)}
+			replies <- fwdReply{typ: typ, id: id, future: n.raft.Barrier(n.cfg.RaftTimeout * 10)}
 		}
 	}
 }
 
 // applyForwarded proposes a member's command; writeForwardReplies waits for
 // its answer.
-func (s *Server) applyForwarded(typ byte, id uint64, data []byte) fwdReply {
-	s.applyMu.RLock()
-	defer s.applyMu.RUnlock()
-	f, ok := s.raftApplyLocked(data)
+func (n *Node) applyForwarded(typ byte, id uint64, data []byte) fwdReply {
+	n.applyMu.RLock()
+	defer n.applyMu.RUnlock()
+	f, ok := n.raftApplyLocked(data)
 	if !ok {
-		return fwdReply{typ: typ, id: id, err: ErrServerClosed}
+		return fwdReply{typ: typ, id: id, err: ErrClosed}
 	}
 	return fwdReply{typ: typ, id: id, future: f}
 }
 
-func (s *Server) revalidateFor(typ byte, id uint64, payload []byte) fwdReply {
+func (n *Node) revalidateFor(typ byte, id uint64, payload []byte) fwdReply {
 	if len(payload) < 12 {
 		return fwdReply{typ: typ, id: id, err: errForwarded}
 	}
-	if !s.isLeader() {
+	if !n.IsLeader() {
 		return fwdReply{typ: typ, id: id, err: errNotLeaderThere}
 	}
 	session := int64(binary.BigEndian.Uint64(payload))
 	timeout := time.Duration(binary.BigEndian.Uint32(payload[8:])) * time.Millisecond
-	return fwdReply{typ: typ, id: id, value: []byte{b2u8(s.revalidate(session, timeout))}}
+	return fwdReply{typ: typ, id: id, value: []byte{b2u8(n.host.Revalidate(session, timeout))}}
 }
 
 // writeForwardReplies resolves replies in order and writes them, flushing
 // when no further reply is ready.
-func (s *Server) writeForwardReplies(nc net.Conn, replies <-chan fwdReply) {
+func (n *Node) writeForwardReplies(nc net.Conn, replies <-chan fwdReply) {
 	var buf []byte
 	for r := range replies {
-		buf = s.appendForwardReply(buf, r)
+		buf = n.appendForwardReply(buf, r)
 		if len(replies) == 0 || len(buf) > 64<<10 {
 			nc.SetWriteDeadline(time.Now().Add(writeTimeout))
 			if _, err := nc.Write(buf); err != nil {
@@ -170,15 +170,15 @@ func (s *Server) writeForwardReplies(nc net.Conn, replies <-chan fwdReply) {
 	}
 }
 
-func (s *Server) appendForwardReply(buf []byte, r fwdReply) []byte {
+func (n *Node) appendForwardReply(buf []byte, r fwdReply) []byte {
 	payload, err := r.value, r.err
 	if r.future != nil {
 		err = r.future.Error()
 		if r.typ == fwdApply { // counted in unanswered by raftApplyLocked
-			s.unanswered.Add(-1)
+			n.unanswered.Add(-1)
 		}
 		if err == nil && r.typ == fwdSync { // a barrier: everything before it is applied here
-			payload = binary.BigEndian.AppendUint64(nil, uint64(s.fsm.LastZxid()))
+			payload = binary.BigEndian.AppendUint64(nil, uint64(n.fsm.LastZxid()))
 		}
 	}
 	status := fwdOK
@@ -197,39 +197,41 @@ func (s *Server) appendForwardReply(buf []byte, r fwdReply) []byte {
 
 // touchRemote notes a member as in touch and the zxid it has applied, and
 // extends the sessions it reports alive.
-func (s *Server) touchRemote(nc net.Conn, payload []byte) {
+func (n *Node) touchRemote(nc net.Conn, payload []byte) {
 	if len(payload) < 8 {
 		return
 	}
 	now := time.Now()
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	n.mu.Lock()
 	if pc, ok := nc.(*peerConn); ok {
-		s.lastHeard[pc.remote] = now
-		s.applied[pc.remote] = binary.BigEndian.Uint64(payload) // see tuneTrailingLogs
+		n.lastHeard[pc.remote] = now
+		n.applied[pc.remote] = binary.BigEndian.Uint64(payload) // see tuneTrailingLogs
 	}
+	n.mu.Unlock()
 	payload = payload[8:]
-	if !s.isLeader() {
+	if len(payload) < 8 || !n.IsLeader() {
 		return
 	}
+	ids := make([]int64, 0, len(payload)/8)
 	for ; len(payload) >= 8; payload = payload[8:] {
-		s.tracker.Touch(int64(binary.BigEndian.Uint64(payload)), now)
+		ids = append(ids, int64(binary.BigEndian.Uint64(payload)))
 	}
+	n.host.TouchSessions(ids, now)
 }
 
 // trackPeer remembers an inbound member connection, to close at shutdown.
-func (s *Server) trackPeer(nc net.Conn) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
+func (n *Node) trackPeer(nc net.Conn) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.closed {
 		return false
 	}
-	s.peerConns[nc] = struct{}{}
+	n.peerConns[nc] = struct{}{}
 	return true
 }
 
-func (s *Server) untrackPeer(nc net.Conn) {
-	s.mu.Lock()
-	delete(s.peerConns, nc)
-	s.mu.Unlock()
+func (n *Node) untrackPeer(nc net.Conn) {
+	n.mu.Lock()
+	delete(n.peerConns, nc)
+	n.mu.Unlock()
 }

@@ -1,0 +1,317 @@
+package member
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/hashicorp/raft"
+)
+
+// watchLeadership follows Raft's view of the leader. When this member
+// becomes leader it has Host give every session a fresh deadline, as a new
+// ZooKeeper leader does. Through a short election the member keeps its
+// clients, serving reads and holding writes until a leader is known (see
+// forwarder.client); when no leader has been known for three Raft timeouts
+// (this member is cut off in a minority), it stops serving: its clients are
+// disconnected, so that they move to members that can serve, and new
+// connections are refused until a leader is known again.
+func (n *Node) watchLeadership() {
+	obs := make(chan raft.Observation, 16)
+	observer := raft.NewObserver(obs, false, nil)
+	n.raft.RegisterObserver(observer)
+	defer n.raft.DeregisterObserver(observer)
+	ticker := time.NewTicker(max(n.cfg.RaftTimeout/4, time.Millisecond))
+	defer ticker.Stop()
+	var leaderless time.Time
+	for {
+		select {
+		case <-n.quit:
+			return
+		case <-obs:
+		case <-ticker.C:
+		}
+		isLeader := n.raft.State() == raft.Leader
+		if isLeader && !n.leading.Load() {
+			n.host.Elected()
+		}
+		n.leading.Store(isLeader) // only after Elected: see Leading
+		if _, id := n.raft.LeaderWithID(); id != "" {
+			leaderless = time.Time{}
+			n.leaderKnown(true)
+			n.setServing(true)
+		} else if leaderless.IsZero() {
+			leaderless = time.Now()
+			n.leaderKnown(false)
+		} else if time.Since(leaderless) > 3*n.cfg.RaftTimeout {
+			n.setServing(false)
+		}
+	}
+}
+
+// setServing switches serving on or off; switching it off disconnects
+// every client (their sessions live on in the cluster).
+func (n *Node) setServing(on bool) {
+	n.servingMu.Lock()
+	if n.serving.Load() == on {
+		n.servingMu.Unlock()
+		return
+	}
+	n.serving.Store(on)
+	if on {
+		close(n.servingCh)
+	} else {
+		n.servingCh = make(chan struct{})
+	}
+	n.servingMu.Unlock()
+	if on {
+		n.log.Info("serving clients", "mode", n.Mode())
+		return
+	}
+	n.log.Warn("no leader: not serving clients until one is elected")
+	n.host.DropClients("this member lost the leader")
+}
+
+// leaderKnown records whether Raft knows a leader, waking waitForLeader.
+func (n *Node) leaderKnown(known bool) {
+	n.servingMu.Lock()
+	defer n.servingMu.Unlock()
+	select {
+	case <-n.leaderCh:
+		if !known {
+			n.leaderCh = make(chan struct{})
+		}
+	default:
+		if known {
+			close(n.leaderCh)
+		}
+	}
+}
+
+// waitForLeader waits up to d until a leader is known.
+func (n *Node) waitForLeader(d time.Duration) bool { return n.waitClosed(&n.leaderCh, d, nil) }
+
+// waitClosed waits up to d, or until done or shutdown, for the channel *ch
+// (leaderCh or servingCh, which servingMu guards) to be closed.
+func (n *Node) waitClosed(ch *chan struct{}, d time.Duration, done <-chan struct{}) bool {
+	n.servingMu.Lock()
+	c := *ch
+	n.servingMu.Unlock()
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-c:
+		return true
+	case <-timer.C:
+	case <-done:
+	case <-n.quit:
+	}
+	return false
+}
+
+// Touch notes a packet from a session on a member that does not lead; the
+// next report tells the leader (see reportTouches).
+func (n *Node) Touch(id int64) {
+	n.mu.Lock()
+	n.touched[id] = struct{}{}
+	n.mu.Unlock()
+}
+
+// reportTouches sends the sessions touched here to the leader twice a tick,
+// as ZooKeeper's followers answer the leader's pings, after the zxid this
+// member has applied; an empty batch still tells the leader this member is
+// in touch.
+func (n *Node) reportTouches() {
+	ticker := time.NewTicker(n.cfg.TickTime / 2)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-n.quit:
+			return
+		case <-ticker.C:
+		}
+		if n.IsLeader() {
+			continue
+		}
+		applied := uint64(n.fsm.LastZxid())
+		n.mu.Lock()
+		payload := make([]byte, 0, 8+8*len(n.touched))
+		payload = binary.BigEndian.AppendUint64(payload, applied)
+		for id := range n.touched {
+			payload = binary.BigEndian.AppendUint64(payload, uint64(id))
+		}
+		clear(n.touched)
+		n.mu.Unlock()
+		if c, err := n.fwd.client(n.holdDeadline()); err == nil {
+			c.send(fwdTouch, payload, nil)
+		}
+	}
+}
+
+// Revalidate asks the leader whether a resuming session still lives,
+// giving it a deadline counted from now with the new timeout. An error
+// means the leader could not be asked, which says nothing of the session.
+func (n *Node) Revalidate(id int64, timeout time.Duration) (bool, error) {
+	if !n.cfg.Clustered() {
+		return n.host.Revalidate(id, timeout), nil
+	}
+	payload := binary.BigEndian.AppendUint64(nil, uint64(id))
+	payload = binary.BigEndian.AppendUint32(payload, uint32(timeout.Milliseconds()))
+	var alive bool
+	err := n.askLeader(func(deadline time.Time) error {
+		reply, err := n.fwd.call(fwdRevalidate, payload, deadline)
+		alive = len(reply) == 1 && reply[0] == 1
+		return err
+	}, func() { alive = n.host.Revalidate(id, timeout) })
+	if err != nil {
+		return false, fmt.Errorf("revalidate session %#x with the leader: %w", uint64(id), err)
+	}
+	return alive, nil
+}
+
+// askLeader runs ask, which sends a request to the leader by the deadline it
+// is given, or local when this member is the leader, for up to ten Raft
+// timeouts in all: through an election, a request that failed because
+// leadership was moving (leaderMoved) is asked again of whoever leads next,
+// within the same deadline. Revalidations and sync barriers are safe to
+// repeat.
+func (n *Node) askLeader(ask func(deadline time.Time) error, local func()) error {
+	deadline := n.holdDeadline()
+	for {
+		if n.IsLeader() {
+			local()
+			return nil
+		}
+		err := ask(deadline)
+		if err == nil || !leaderMoved(err) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-time.After(n.cfg.RaftTimeout / 10):
+		case <-n.quit:
+			return ErrClosed
+		}
+	}
+}
+
+// leaderMoved reports whether a request to the leader failed because
+// leadership was moving: worth asking again of the next leader.
+func leaderMoved(err error) bool {
+	return errors.Is(err, errLeaderLost) || errors.Is(err, errIsLeader) || errors.Is(err, errNotLeaderThere)
+}
+
+// holdDeadline is how long, from now, a request waits through an election
+// for a leader: ten Raft timeouts.
+func (n *Node) holdDeadline() time.Time { return time.Now().Add(n.cfg.RaftTimeout * 10) }
+
+func b2u8(b bool) byte {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// Sync brings this member up to date with the leader: it waits until
+// everything the leader had applied when it received the barrier is applied
+// here too. A standalone server is always up to date.
+func (n *Node) Sync(done <-chan struct{}) error {
+	if !n.cfg.Clustered() {
+		return nil
+	}
+	var reply []byte
+	var leaderErr error
+	err := n.askLeader(func(deadline time.Time) (err error) {
+		// The leader's barrier itself may take up to ten Raft timeouts.
+		reply, err = n.fwd.call(fwdSync, nil, deadline.Add(n.cfg.RaftTimeout*10))
+		return err
+	}, func() { leaderErr = n.raft.Barrier(n.cfg.RaftTimeout * 10).Error() })
+	switch {
+	case err != nil:
+		return fmt.Errorf("sync with the leader: %w", err)
+	case leaderErr != nil:
+		return fmt.Errorf("sync barrier: %w", leaderErr)
+	case reply == nil:
+		return nil // this member leads: the barrier is applied here
+	case len(reply) != 8:
+		return errors.New("sync with the leader: malformed reply")
+	}
+	target := int64(binary.BigEndian.Uint64(reply))
+	return n.waitZxid(target, done, n.cfg.RaftTimeout*20)
+}
+
+// CatchUp waits briefly for this cluster member to apply a zxid a client
+// has seen: a client that moves from a member ahead of this one (after a
+// failover, say) needs this member only to catch up, which takes
+// milliseconds, rather than to be turned away. Any zxid a client has seen
+// was committed, so in a healthy cluster the wait is short. A standalone
+// server has nothing to catch up with and refuses at once, as ZooKeeper.
+func (n *Node) CatchUp(zxid int64, done <-chan struct{}) bool {
+	if !n.cfg.Clustered() {
+		return false
+	}
+	return n.waitZxid(zxid, done, min(5*n.cfg.RaftTimeout, 2*time.Second)) == nil
+}
+
+// waitZxid waits until this member has applied zxid.
+func (n *Node) waitZxid(zxid int64, done <-chan struct{}, timeout time.Duration) error {
+	if n.fsm.LastZxid() >= zxid {
+		return nil
+	}
+	ch := make(chan struct{})
+	n.zmu.Lock()
+	n.zwaiters = append(n.zwaiters, zxidWaiter{zxid: zxid, ch: ch})
+	n.zcount.Store(int32(len(n.zwaiters)))
+	n.zmu.Unlock()
+	if n.fsm.LastZxid() >= zxid { // applied while registering
+		n.Applied(n.fsm.LastZxid())
+	}
+	var err error
+	select {
+	case <-ch:
+		return nil
+	case <-done:
+		err = ErrClosed
+	case <-n.quit:
+		err = ErrClosed
+	case <-time.After(timeout):
+		err = fmt.Errorf("zxid %#x not applied here within %v", zxid, timeout)
+	}
+	n.dropZxidWaiter(ch) // so that applies stop looking at it
+	return err
+}
+
+// dropZxidWaiter forgets a waiter that gave up, unless it was released.
+func (n *Node) dropZxidWaiter(ch chan struct{}) {
+	n.zmu.Lock()
+	defer n.zmu.Unlock()
+	n.zwaiters = slices.DeleteFunc(n.zwaiters, func(w zxidWaiter) bool { return w.ch == ch })
+	n.zcount.Store(int32(len(n.zwaiters)))
+}
+
+type zxidWaiter struct {
+	zxid int64
+	ch   chan struct{}
+}
+
+// Applied tells the node that the state machine has applied everything up
+// to zxid (an apply, or a restored snapshot): it wakes Sync and CatchUp
+// waiters. It costs one atomic load when no one waits.
+func (n *Node) Applied(zxid int64) {
+	if n.zcount.Load() == 0 {
+		return
+	}
+	n.zmu.Lock()
+	defer n.zmu.Unlock()
+	kept := n.zwaiters[:0]
+	for _, w := range n.zwaiters {
+		if w.zxid <= zxid {
+			close(w.ch)
+		} else {
+			kept = append(kept, w)
+		}
+	}
+	n.zwaiters = kept
+	n.zcount.Store(int32(len(kept)))
+}

@@ -1,0 +1,322 @@
+// Package member is the membership side of a zkraft server: the Raft node
+// that replicates the state machine, the network between the members
+// (Raft traffic and forwarding, through a switchboard tests can cut), the
+// forwarding of writes, session touches, revalidations and sync barriers to
+// the leader, the vote guard of in-memory members, the in-memory snapshot
+// store, and the member's view of leadership: whether a leader is known,
+// whether the member serves clients, and how fast it notices a dead
+// leader.
+//
+// The client side (package server) sees a Node through a few calls:
+// Propose a command, Sync with the leader, CatchUp to a zxid, Revalidate a
+// resuming session, report a Touch, and ask who leads and whether to
+// serve. The Node calls back through Host for what only the client side
+// knows: sessions' liveness and the client connections.
+package member
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/zkraft/zkraft/raftfsm"
+	"github.com/zkraft/zkraft/server/internal/owned"
+)
+
+// ErrClosed is returned once the node is stopping.
+var ErrClosed = errors.New("member: closed")
+
+// Host is what a Node asks of the client side. Its methods are called from
+// the Node's goroutines and must not block for long.
+type Host interface {
+	// ProposalFailed is told of a proposal Raft refused or lost (reqID as
+	// given to Propose): it was not committed, or may not have been.
+	ProposalFailed(reqID uint64, err error)
+	// Elected is called when this member has become leader, before Leading
+	// reports true: every session gets a fresh deadline, since liveness is
+	// known only to the member that led.
+	Elected()
+	// DropClients closes every client connection (the sessions live on).
+	DropClients(reason string)
+	// TouchSessions extends, on the leader, the sessions another member
+	// reports alive.
+	TouchSessions(ids []int64, now time.Time)
+	// Revalidate reports, on the leader, whether a resuming session lives,
+	// giving it a deadline counted from now with the new timeout.
+	Revalidate(id int64, timeout time.Duration) bool
+}
+
+// Config is what a Node needs of the server's configuration.
+type Config struct {
+	ServerID        int
+	Servers         []Peer // empty: a standalone server
+	TickTime        time.Duration
+	SyncLimit       int // ticks a member may go without a leader before it stops serving
+	RaftTimeout     time.Duration
+	DataDir         string
+	DataLogDir      string
+	SnapCount       int
+	SnapRetainCount int
+	RaftListener    net.Listener
+	ForwardListener net.Listener
+	Links           *Links
+	Logger          *slog.Logger
+}
+
+// Peer is one member of a cluster: zoo.cfg's server.N=host:port1:port2.
+type Peer struct {
+	ID          int    // N, 1..254
+	RaftAddr    string // host:port1, where Raft traffic goes
+	ForwardAddr string // host:port2, where members forward requests to the leader
+	Observer    bool   // a Raft non-voter: serves clients, never votes
+}
+
+// Clustered reports whether the node is a member of a cluster.
+func (c *Config) Clustered() bool { return len(c.Servers) > 0 }
+
+// Self returns this member's entry in Servers.
+func (c *Config) Self() (Peer, bool) { return c.Peer(c.ServerID) }
+
+// Peer returns the member with the given id.
+func (c *Config) Peer(id int) (Peer, bool) {
+	for _, p := range c.Servers {
+		if p.ID == id {
+			return p, true
+		}
+	}
+	return Peer{}, false
+}
+
+// Voters counts the voting members.
+func (c *Config) Voters() int {
+	n := 0
+	for _, p := range c.Servers {
+		if !p.Observer {
+			n++
+		}
+	}
+	return n
+}
+
+// LogDir is where the Raft log is kept: DataLogDir, or else DataDir.
+func (c *Config) LogDir() string {
+	if c.DataLogDir != "" {
+		return c.DataLogDir
+	}
+	return c.DataDir
+}
+
+// LogFile holds the Raft log and stable store, in Config.LogDir.
+const LogFile = "raft.db"
+
+// writeTimeout bounds one write to another member.
+const writeTimeout = 30 * time.Second
+
+// Node is this member's Raft node and its links to the other members.
+type Node struct {
+	cfg  Config
+	log  *slog.Logger
+	fsm  *raftfsm.FSM
+	host Host
+
+	raft    *raft.Raft
+	fwd     *forwarder  // this member's link to the leader (cluster only)
+	closers []io.Closer // closed after Raft shuts down, last first
+	serving atomic.Bool // false while a cluster member knows no leader
+	// leading is true once this member leads and Host.Elected has run;
+	// only then may the leader expire sessions.
+	leading atomic.Bool
+
+	servingMu sync.Mutex    // guards servingCh, leaderCh
+	servingCh chan struct{} // closed while serving
+	leaderCh  chan struct{} // closed while a leader is known
+	// futures carries every proposal's future to waitFutures, which tells
+	// Host of a proposal Raft refuses or loses.
+	futures     chan proposal
+	applyMu     sync.RWMutex // guards applyClosed; held to read around each raft.Apply
+	applyClosed bool
+	unanswered  atomic.Int64 // raft.Apply futures not yet answered
+
+	mu        sync.Mutex // guards the fields below
+	closed    bool
+	touched   map[int64]struct{}    // sessions seen here since the last report to the leader
+	lastHeard map[int]time.Time     // when each member last reported to this (leading) member
+	applied   map[int]uint64        // the zxid each member last reported applied to this (leading) member
+	voteGuard *voteGuard            // an in-memory cluster member's (see voteGuard)
+	peerConns map[net.Conn]struct{} // inbound member connections
+
+	zmu      sync.Mutex // guards zwaiters
+	zwaiters []zxidWaiter
+	zcount   atomic.Int32 // len(zwaiters), read without the lock
+
+	quit     chan struct{} // closed when stopping begins
+	stopOnce sync.Once
+	group    owned.Group
+}
+
+// New returns a node that replicates fsm, not yet started. cfg must be
+// valid and have its defaults filled in (the server does both).
+func New(cfg Config, fsm *raftfsm.FSM, host Host) *Node {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	n := &Node{
+		cfg: cfg, log: cfg.Logger, fsm: fsm, host: host,
+		futures:   make(chan proposal, 8192),
+		servingCh: make(chan struct{}),
+		leaderCh:  make(chan struct{}),
+		touched:   make(map[int64]struct{}),
+		lastHeard: make(map[int]time.Time),
+		applied:   make(map[int]uint64),
+		peerConns: make(map[net.Conn]struct{}),
+		quit:      make(chan struct{}),
+	}
+	n.fwd = &forwarder{n: n}
+	return n
+}
+
+// Start starts Raft and what a member runs besides it. A standalone
+// server returns once it leads and serves; a cluster member once Raft
+// runs (Serving reports when a leader is known).
+func (n *Node) Start() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := n.startRaft(ctx); err != nil {
+		return err
+	}
+	n.goOwned("futures", n.waitFutures)
+	n.goOwned("snapshots", n.tuneSnapshots)
+	if !n.cfg.Clustered() {
+		n.host.Elected()
+		n.leading.Store(true)
+		n.setServing(true)
+		return nil
+	}
+	self, _ := n.cfg.Self()
+	ln := n.cfg.ForwardListener
+	if ln == nil {
+		var err error
+		if ln, err = net.Listen("tcp", self.ForwardAddr); err != nil {
+			return fmt.Errorf("listen for forwarding on %s: %w", self.ForwardAddr, err)
+		}
+	}
+	pl := &peerListener{Listener: ln, self: n.cfg.ServerID, links: n.cfg.Links}
+	n.closers = append(n.closers, pl)
+	n.goOwned("forward-accept", func() { n.acceptForwards(pl) })
+	n.goOwned("leadership", n.watchLeadership)
+	n.goOwned("touches", n.reportTouches)
+	return nil
+}
+
+// goOwned runs f on a goroutine Wait waits for. It refuses (returns false)
+// once stopping has begun.
+func (n *Node) goOwned(name string, f func()) bool { return n.group.Go(name, f) }
+
+// Stop closes the links to other members, waits until Raft has answered
+// every proposal, and shuts Raft and the stores down. Wait waits for the
+// node's goroutines.
+func (n *Node) Stop() {
+	n.stopOnce.Do(func() {
+		n.mu.Lock()
+		n.closed = true
+		close(n.quit)
+		n.mu.Unlock()
+		n.group.Close()
+		n.closePeers()
+		if n.raft != nil {
+			n.stopProposing()
+			if err := n.raft.Shutdown().Error(); err != nil {
+				n.log.Error("raft shutdown", "err", err)
+			}
+		}
+		for i := len(n.closers) - 1; i >= 0; i-- {
+			if err := n.closers[i].Close(); err != nil {
+				n.log.Error("close", "err", err)
+			}
+		}
+	})
+}
+
+// Wait waits for the node's goroutines to end after Stop.
+func (n *Node) Wait() { n.group.Wait() }
+
+// Running adds the node's goroutines still running, by name, to into.
+func (n *Node) Running(into map[string]int) map[string]int { return n.group.Running(into) }
+
+// closePeers closes member connections: inbound forwards and the link to
+// the leader.
+func (n *Node) closePeers() {
+	n.fwd.closeAll()
+	n.mu.Lock()
+	peers := make([]net.Conn, 0, len(n.peerConns))
+	for nc := range n.peerConns {
+		peers = append(peers, nc)
+	}
+	n.mu.Unlock()
+	for _, nc := range peers {
+		nc.Close()
+	}
+}
+
+// IsLeader reports whether this member's Raft leads (a standalone server's
+// always does once started).
+func (n *Node) IsLeader() bool { return n.raft != nil && n.raft.State() == raft.Leader }
+
+// Leading reports whether this member leads and has given every session a
+// fresh deadline (Host.Elected): only then may it expire sessions.
+func (n *Node) Leading() bool { return n.leading.Load() && n.IsLeader() }
+
+// Serving reports whether the member serves clients: a cluster member that
+// has known no leader for a while does not.
+func (n *Node) Serving() bool { return n.serving.Load() }
+
+// WaitServing waits up to d for the member to serve.
+func (n *Node) WaitServing(d time.Duration) bool { return n.waitClosed(&n.servingCh, d, nil) }
+
+// Mode returns the member's state as ZooKeeper's srvr prints it:
+// standalone, leader, follower or observer.
+func (n *Node) Mode() string {
+	switch {
+	case !n.cfg.Clustered():
+		return "standalone"
+	case n.IsLeader():
+		return "leader"
+	}
+	if self, _ := n.cfg.Self(); self.Observer {
+		return "observer"
+	}
+	return "follower"
+}
+
+// SyncedLearners counts the followers and observers that reported to this
+// leader within the last two ticks.
+func (n *Node) SyncedLearners() (followers, observers int) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for id, at := range n.lastHeard {
+		p, ok := n.cfg.Peer(id)
+		if !ok || id == n.cfg.ServerID || time.Since(at) > 2*n.cfg.TickTime {
+			continue
+		}
+		if p.Observer {
+			observers++
+		} else {
+			followers++
+		}
+	}
+	return followers, observers
+}
+
+// Raft returns the member's Raft node, nil before Start (tests, tools).
+func (n *Node) Raft() *raft.Raft { return n.raft }
+
+// Config returns the node's configuration.
+func (n *Node) Config() *Config { return &n.cfg }
