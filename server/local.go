@@ -69,6 +69,7 @@ func (c *conn) local(req request, body []byte) (string, bool) {
 // can fire that watch, or queue its event, between them.
 func (c *conn) read(req request, rec wire.Record) {
 	s := c.srv
+	s.node.Current(c.done)
 	s.fsm.Read(func(t *tree.Tree) {
 		code, resp := c.readLocked(t, req.op, rec)
 		c.reply(req, s.fsm.LastZxid(), code, resp)

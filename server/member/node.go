@@ -69,6 +69,9 @@ type Config struct {
 	ForwardListener net.Listener
 	Links           *Links
 	Logger          *slog.Logger
+
+	// commitTimeout, when set, replaces Raft's CommitTimeout (tests).
+	commitTimeout time.Duration
 }
 
 // Peer is one member of a cluster: zoo.cfg's server.N=host:port1:port2.
@@ -128,9 +131,11 @@ type Node struct {
 	host Host
 
 	raft    *raft.Raft
-	fwd     *forwarder  // this member's link to the leader (cluster only)
-	closers []io.Closer // closed after Raft shuts down, last first
-	serving atomic.Bool // false while a cluster member knows no leader
+	trans   *peerTransport // a cluster member's Raft transport
+	notices *commitNotices // commit notices to the other members (cluster only)
+	fwd     *forwarder     // this member's link to the leader (cluster only)
+	closers []io.Closer    // closed after Raft shuts down, last first
+	serving atomic.Bool    // false while a cluster member knows no leader
 	// leading is true once this member leads and Host.Elected has run;
 	// only then may the leader expire sessions.
 	leading atomic.Bool
@@ -150,7 +155,6 @@ type Node struct {
 	touched   map[int64]struct{}    // sessions seen here since the last report to the leader
 	lastHeard map[int]time.Time     // when each member last reported to this (leading) member
 	applied   map[int]uint64        // the zxid each member last reported applied to this (leading) member
-	voteGuard *voteGuard            // an in-memory cluster member's (see voteGuard)
 	peerConns map[net.Conn]struct{} // inbound member connections
 
 	zmu      sync.Mutex // guards zwaiters
@@ -180,7 +184,21 @@ func New(cfg Config, fsm *raftfsm.FSM, host Host) *Node {
 		quit:      make(chan struct{}),
 	}
 	n.fwd = &forwarder{n: n}
+	if cfg.Clustered() {
+		n.notices = newCommitNotices(n)
+	}
 	return n
+}
+
+// others returns the other members.
+func (n *Node) others() []Peer {
+	var out []Peer
+	for _, p := range n.cfg.Servers {
+		if p.ID != n.cfg.ServerID {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // Start starts Raft and what a member runs besides it. A standalone
@@ -211,6 +229,9 @@ func (n *Node) Start() error {
 	pl := &peerListener{Listener: ln, self: n.cfg.ServerID, links: n.cfg.Links}
 	n.closers = append(n.closers, pl)
 	n.goOwned("forward-accept", func() { n.acceptForwards(pl) })
+	for _, l := range n.notices.links {
+		n.goOwned("commit-notice-link", func() { n.keepNoticeLink(l) })
+	}
 	n.goOwned("leadership", n.watchLeadership)
 	n.goOwned("touches", n.reportTouches)
 	return nil

@@ -35,6 +35,9 @@ func (n *Node) startRaft(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if n.trans != nil {
+		logs = notifyingStore{LogStore: logs, t: n.trans}
+	}
 	existing, err := raft.HasExistingState(logs, stable, snaps)
 	if err != nil {
 		return fmt.Errorf("inspect raft state in %s: %w", n.cfg.DataDir, err)
@@ -44,15 +47,15 @@ func (n *Node) startRaft(ctx context.Context) error {
 			return fmt.Errorf("bootstrap raft: %w", err)
 		}
 	}
-	r, err := raft.NewRaft(conf, n.fsm, logs, stable, snaps, trans)
+	r, err := raft.NewRaft(conf, notifyingFSM{FSM: n.fsm, committed: n.committed}, logs, stable, snaps, trans)
 	if err != nil {
 		return fmt.Errorf("start raft: %w", err)
 	}
 	n.mu.Lock()
 	n.raft = r
 	n.mu.Unlock()
-	if n.voteGuard != nil {
-		n.voteGuard.setRaft(r)
+	if n.trans != nil {
+		n.trans.setRaft(r)
 	}
 	if !n.cfg.Clustered() {
 		// A single voter has no one to wait for: it stands for election now
@@ -100,7 +103,12 @@ func (n *Node) raftConfig() *raft.Config {
 	conf.HeartbeatTimeout = n.cfg.RaftTimeout
 	conf.ElectionTimeout = n.cfg.RaftTimeout
 	conf.LeaderLeaseTimeout = n.cfg.RaftTimeout / 2
-	conf.CommitTimeout = 2 * time.Millisecond
+	// Members learn of commits from commit notices (see transport.go), so
+	// Raft's own idle AppendEntries need not come often.
+	conf.CommitTimeout = 50 * time.Millisecond
+	if n.cfg.commitTimeout > 0 {
+		conf.CommitTimeout = n.cfg.commitTimeout
+	}
 	if !n.cfg.Clustered() {
 		conf.LeaderLeaseTimeout, conf.CommitTimeout = n.cfg.RaftTimeout, time.Millisecond
 	}
@@ -193,17 +201,17 @@ func (n *Node) raftTransport() (raft.Transport, raft.Configuration, error) {
 		Stream: stream, MaxPool: 4, Timeout: 10 * time.Second, Logger: raftLogger(n.log),
 	})
 	n.closers = append(n.closers, trans)
-	if n.cfg.DataDir != "" {
-		return trans, conf, nil
+	header := raft.RPCHeader{ProtocolVersion: raft.ProtocolVersionMax, ID: []byte(id), Addr: []byte(self.RaftAddr)}
+	var guard *voteGuard
+	if n.cfg.DataDir == "" {
+		guard = newVoteGuard(header, n.log)
 	}
-	guard := newVoteGuard(trans, raft.RPCHeader{
-		ProtocolVersion: raft.ProtocolVersionMax, ID: []byte(id), Addr: []byte(self.RaftAddr),
-	}, n.quit, n.log)
-	if !n.goOwned("vote-guard", guard.run) {
+	pt := newPeerTransport(trans, header, guard, n.quit, n.cfg.RaftTimeout, n.log)
+	if !n.goOwned("raft-transport", pt.run) {
 		return nil, raft.Configuration{}, ErrClosed
 	}
-	n.voteGuard = guard
-	return guard, conf, nil
+	n.trans = pt
+	return pt, conf, nil
 }
 
 // waitLeader waits until this member leads.
@@ -343,3 +351,5 @@ func fitTrailingLogs(current uint64, lags []uint64) uint64 {
 	}
 	return want
 }
+
+func itoa(i int) string { return strconv.Itoa(i) }

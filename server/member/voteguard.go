@@ -31,10 +31,7 @@ import (
 //
 // A durable member remembers its log and needs no guard.
 type voteGuard struct {
-	*raft.NetworkTransport
 	header raft.RPCHeader
-	out    chan raft.RPC
-	quit   <-chan struct{}
 	log    *slog.Logger
 
 	committed atomic.Uint64             // highest commit index a leader sent
@@ -45,41 +42,8 @@ type voteGuard struct {
 // the bootstrap configuration.
 const bootstrapIndex = 1
 
-func newVoteGuard(t *raft.NetworkTransport, header raft.RPCHeader, quit <-chan struct{}, log *slog.Logger) *voteGuard {
-	return &voteGuard{NetworkTransport: t, header: header, out: make(chan raft.RPC), quit: quit, log: log}
-}
-
-// run passes Raft the RPCs it may see, answering refused votes itself,
-// until quit closes.
-func (g *voteGuard) run() {
-	in := g.NetworkTransport.Consumer()
-	for {
-		select {
-		case rpc := <-in:
-			if g.refused(rpc) {
-				continue
-			}
-			select {
-			case g.out <- rpc:
-			case <-g.quit:
-				return
-			}
-		case <-g.quit:
-			return
-		}
-	}
-}
-
-// Consumer implements raft.Transport.
-func (g *voteGuard) Consumer() <-chan raft.RPC { return g.out }
-
-// SetHeartbeatHandler implements raft.Transport: heartbeats carry the
-// leader's commit index too.
-func (g *voteGuard) SetHeartbeatHandler(cb func(raft.RPC)) {
-	g.NetworkTransport.SetHeartbeatHandler(func(rpc raft.RPC) {
-		g.note(rpc.Command)
-		cb(rpc)
-	})
+func newVoteGuard(header raft.RPCHeader, log *slog.Logger) *voteGuard {
+	return &voteGuard{header: header, log: log}
 }
 
 // setRaft lets the guard read this member's own commit and last index.

@@ -22,7 +22,7 @@ func TestVoteGuard_MayElect(t *testing.T) {
 		{"a candidate behind the commit index", 400, 399, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			g := newVoteGuard(nil, raft.RPCHeader{}, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
+			g := newVoteGuard(raft.RPCHeader{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 			g.note(&raft.AppendEntriesRequest{LeaderCommitIndex: tc.committed})
 			if got := g.mayElect("vote", []byte("2"), tc.last); got != tc.want {
 				t.Errorf("committed %d, candidate's last %d: mayElect = %v, want %v", tc.committed, tc.last, got, tc.want)
@@ -32,7 +32,7 @@ func TestVoteGuard_MayElect(t *testing.T) {
 }
 
 func TestVoteGuard_NotesSnapshotsAndKeepsTheHighest(t *testing.T) {
-	g := newVoteGuard(nil, raft.RPCHeader{}, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	g := newVoteGuard(raft.RPCHeader{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	g.note(&raft.InstallSnapshotRequest{LastLogIndex: 900})
 	g.note(&raft.AppendEntriesRequest{LeaderCommitIndex: 100}) // an old, delayed one
 	if got := g.committed.Load(); got != 900 {
@@ -45,7 +45,7 @@ func TestVoteGuard_NotesSnapshotsAndKeepsTheHighest(t *testing.T) {
 // candidate's pre-vote term would make it step down although the others
 // grant it the election.
 func TestVoteGuard_RefusalCarriesItsOwnTerm(t *testing.T) {
-	g := newVoteGuard(nil, raft.RPCHeader{}, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	g := newVoteGuard(raft.RPCHeader{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	for _, cmd := range []any{
 		&raft.RequestPreVoteRequest{Term: 7, LastLogIndex: 50},
 		&raft.RequestVoteRequest{Term: 7, LastLogIndex: 50},

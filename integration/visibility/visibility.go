@@ -1,0 +1,197 @@
+// Package visibility measures how soon a write acknowledged through one
+// member of an ensemble can be read through another: a session writes a
+// znode through the first address and, as soon as it has the reply, a
+// second session reads it through the second address, again and again
+// until it sees the write. It reports the share of first reads that were
+// stale and the visibility delay, from the writer's reply to the first read
+// that shows the write. The same code measures zkraft and ZooKeeper.
+package visibility
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// Config is one measurement.
+type Config struct {
+	Write, Read string        // host:port of the member written through and read through
+	Tries       int           // writes measured
+	Path        string        // the znode written (created if missing)
+	Timeout     time.Duration // how long a try may wait for the write to show (default 5s)
+}
+
+// Result is a measurement.
+type Result struct {
+	Tries      int
+	StaleFirst int             // tries whose first read did not show the write
+	Delays     []time.Duration // per try, from the write's reply to the read that showed it, sorted
+}
+
+// StaleShare returns the share of stale first reads, 0..1.
+func (r Result) StaleShare() float64 {
+	if r.Tries == 0 {
+		return 0
+	}
+	return float64(r.StaleFirst) / float64(r.Tries)
+}
+
+// Percentile returns the delay at quantile q (0..1).
+func (r Result) Percentile(q float64) time.Duration {
+	if len(r.Delays) == 0 {
+		return 0
+	}
+	i := min(int(q*float64(len(r.Delays))), len(r.Delays)-1)
+	return r.Delays[i]
+}
+
+// Max returns the longest delay.
+func (r Result) Max() time.Duration {
+	if len(r.Delays) == 0 {
+		return 0
+	}
+	return r.Delays[len(r.Delays)-1]
+}
+
+// Connect opens a session pinned to one server, quiet, and waits until it
+// is connected.
+func Connect(addr string, timeout time.Duration) (*zk.Conn, error) {
+	conn, events, err := zk.Connect([]string{addr}, 10*time.Second, zk.WithLogInfo(false))
+	if err != nil {
+		return nil, err
+	}
+	deadline := time.After(timeout)
+	for {
+		select {
+		case ev := <-events:
+			if ev.State == zk.StateHasSession {
+				go func() {
+					for range events {
+					}
+				}()
+				return conn, nil
+			}
+		case <-deadline:
+			conn.Close()
+			return nil, fmt.Errorf("connect to %s: no session within %v", addr, timeout)
+		}
+	}
+}
+
+// Measure runs one measurement.
+func Measure(cfg Config) (Result, error) {
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 5 * time.Second
+	}
+	if cfg.Path == "" {
+		cfg.Path = "/zkvis"
+	}
+	w, err := Connect(cfg.Write, cfg.Timeout)
+	if err != nil {
+		return Result{}, err
+	}
+	defer w.Close()
+	r, err := Connect(cfg.Read, cfg.Timeout)
+	if err != nil {
+		return Result{}, err
+	}
+	defer r.Close()
+	if _, err := w.Create(cfg.Path, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		return Result{}, fmt.Errorf("create %s: %w", cfg.Path, err)
+	}
+	// The reader must know the node before the first try.
+	if _, err := r.Sync(cfg.Path); err != nil {
+		return Result{}, fmt.Errorf("sync: %w", err)
+	}
+	res := Result{Tries: cfg.Tries}
+	for i := range cfg.Tries {
+		want := []byte(strconv.Itoa(i) + "-" + strconv.FormatInt(time.Now().UnixNano(), 36))
+		if _, err := w.Set(cfg.Path, want, -1); err != nil {
+			return res, fmt.Errorf("set: %w", err)
+		}
+		acked := time.Now()
+		for first := true; ; first = false {
+			got, _, err := r.Get(cfg.Path)
+			if err != nil {
+				return res, fmt.Errorf("get: %w", err)
+			}
+			if slices.Equal(got, want) {
+				res.Delays = append(res.Delays, time.Since(acked))
+				break
+			}
+			if first {
+				res.StaleFirst++
+			}
+			if time.Since(acked) > cfg.Timeout {
+				return res, fmt.Errorf("try %d: write not visible through %s after %v", i, cfg.Read, cfg.Timeout)
+			}
+		}
+	}
+	slices.Sort(res.Delays)
+	return res, nil
+}
+
+// Roles finds the leader and the followers among an ensemble's addresses
+// with the srvr four-letter word (which every ZooKeeper allows), waiting up
+// to timeout for the ensemble to have a leader and every member to serve.
+func Roles(addrs []string, timeout time.Duration) (leader string, followers []string, err error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		leader, followers, err = roles(addrs)
+		if err == nil || time.Now().After(deadline) {
+			return leader, followers, err
+		}
+		time.Sleep(100 * time.Millisecond) // polling servers that are still electing
+	}
+}
+
+func roles(addrs []string) (leader string, followers []string, err error) {
+	for _, addr := range addrs {
+		mode, err := Mode(addr)
+		if err != nil {
+			return "", nil, err
+		}
+		switch mode {
+		case "leader":
+			leader = addr
+		case "follower":
+			followers = append(followers, addr)
+		}
+	}
+	if leader == "" {
+		return "", nil, errors.New("no leader among " + strings.Join(addrs, ","))
+	}
+	return leader, followers, nil
+}
+
+// Mode returns the Mode line of a server's srvr answer (leader, follower,
+// observer, standalone). go-zookeeper's FLWSrvr cannot parse the build
+// date ZooKeeper 3.7 and later print.
+func Mode(addr string) (string, error) {
+	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		return "", err
+	}
+	defer nc.Close()
+	nc.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := nc.Write([]byte("srvr")); err != nil {
+		return "", err
+	}
+	out, err := io.ReadAll(nc)
+	if err != nil {
+		return "", fmt.Errorf("srvr %s: %w", addr, err)
+	}
+	for line := range strings.Lines(string(out)) {
+		if mode, ok := strings.CutPrefix(strings.TrimSpace(line), "Mode: "); ok {
+			return mode, nil
+		}
+	}
+	return "", fmt.Errorf("srvr %s: no mode in %q", addr, out)
+}

@@ -1,0 +1,143 @@
+package member
+
+import (
+	"io"
+	"log/slog"
+	"net"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/raft"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkraft/zkraft/raftfsm"
+)
+
+// nopHost is a Host for nodes without a client side.
+type nopHost struct{}
+
+func (nopHost) ProposalFailed(uint64, error)         {}
+func (nopHost) Elected()                             {}
+func (nopHost) DropClients(string)                   {}
+func (nopHost) TouchSessions([]int64, time.Time)     {}
+func (nopHost) Revalidate(int64, time.Duration) bool { return true }
+func quietLogger() *slog.Logger                      { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	waitFor(t, 10*time.Second, what, cond)
+}
+
+func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", d, what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// startNodes starts an n-member cluster of nodes on loopback, with cfg
+// applied to each member's configuration.
+func startNodes(t *testing.T, count int, cfg func(*Config)) []*Node {
+	t.Helper()
+	var peers []Peer
+	var lns [][2]net.Listener
+	for i := range count {
+		var pair [2]net.Listener
+		for j := range pair {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			require.NoError(t, err)
+			pair[j] = ln
+		}
+		lns = append(lns, pair)
+		peers = append(peers, Peer{ID: i + 1, RaftAddr: pair[0].Addr().String(), ForwardAddr: pair[1].Addr().String()})
+	}
+	nodes := make([]*Node, count)
+	for i := range count {
+		c := Config{ServerID: i + 1, Servers: peers, TickTime: 100 * time.Millisecond, RaftTimeout: 100 * time.Millisecond,
+			SnapCount: 100000, SnapRetainCount: 3, RaftListener: lns[i][0], ForwardListener: lns[i][1], Logger: quietLogger()}
+		if cfg != nil {
+			cfg(&c)
+		}
+		nodes[i] = New(c, raftfsm.New(nil), nopHost{})
+		t.Cleanup(func() { nodes[i].Stop(); nodes[i].Wait() })
+	}
+	for _, n := range nodes {
+		require.NoError(t, n.Start())
+	}
+	eventually(t, "a leader", func() bool { return leaderOf(nodes) != nil })
+	return nodes
+}
+
+func leaderOf(nodes []*Node) *Node {
+	for _, n := range nodes {
+		if n.IsLeader() {
+			return n
+		}
+	}
+	return nil
+}
+
+// TestCommitNotices_FollowersApplyWithoutFurtherTraffic shows that members
+// learn of a commit from the leader's commit notice: with Raft's own idle
+// AppendEntries an hour apart, nothing else would tell them.
+func TestCommitNotices_FollowersApplyWithoutFurtherTraffic(t *testing.T) {
+	nodes := startNodes(t, 3, func(c *Config) { c.commitTimeout = time.Hour })
+	leader := leaderOf(nodes)
+	for i := range 20 {
+		cmd := &raftfsm.Command{Type: raftfsm.TypeCreateSession, Session: int64(i + 1), Timeout: 30000,
+			Passwd: make([]byte, 16), Time: time.Now().UnixMilli()}
+		leader.Propose(cmd.Encode(), 0)
+		eventually(t, "the leader to apply session "+strconv.Itoa(i+1), func() bool {
+			_, ok := leader.fsm.Session(int64(i + 1))
+			return ok
+		})
+		want := leader.fsm.LastZxid()
+		for _, n := range nodes {
+			eventually(t, "every member to apply the commit", func() bool { return n.fsm.LastZxid() >= want })
+		}
+	}
+}
+
+// A commit notice for an entry not yet stored here waits for it; one whose
+// entry never comes is declined after the transport's timeout; everything
+// else passes through in order, and every notice is noted at once.
+func TestPeerTransport_HoldsNoticesUntilTheEntryIsStored(t *testing.T) {
+	quit := make(chan struct{})
+	defer close(quit)
+	pt := newPeerTransport(nil, raft.RPCHeader{}, nil, quit, 50*time.Millisecond, quietLogger())
+	in := make(chan raft.RPC)
+	go pt.runFrom(in)
+	notice := func(index uint64) (raft.RPC, chan raft.RPCResponse) {
+		resp := make(chan raft.RPCResponse, 1)
+		return raft.RPC{Command: &raft.AppendEntriesRequest{Term: 1, PrevLogEntry: index, PrevLogTerm: 1,
+			LeaderCommitIndex: index}, RespChan: resp}, resp
+	}
+	pt.storedUpTo(3, 3)
+	n5, _ := notice(5)
+	in <- n5
+	require.Equal(t, uint64(5), pt.noticed.Load(), "a notice is noted as it arrives")
+	other := raft.RPC{Command: &raft.AppendEntriesRequest{Term: 1, Leader: []byte("x"), PrevLogEntry: 3}}
+	in <- other
+	got := <-pt.Consumer()
+	require.Same(t, other.Command, got.Command, "other RPCs pass while a notice is held")
+	pt.storedUpTo(5, 5)
+	got = <-pt.Consumer()
+	require.Same(t, n5.Command, got.Command, "the held notice passes once its entry is stored")
+
+	n9, resp9 := notice(9)
+	in <- n9
+	select {
+	case r := <-resp9:
+		require.False(t, r.Response.(*raft.AppendEntriesResponse).Success, "declined")
+	case <-time.After(10 * time.Second):
+		t.Fatal("a notice for an entry that never comes was not declined")
+	}
+	n4, _ := notice(4)
+	in <- n4
+	got = <-pt.Consumer()
+	require.Same(t, n4.Command, got.Command, "a notice for a stored entry passes at once")
+}

@@ -1,0 +1,396 @@
+package member
+
+import (
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/zkraft/zkraft/raftfsm"
+)
+
+// Commit notices.
+//
+// A Raft follower learns that an entry is committed only from the leader's
+// next AppendEntries, which hashicorp/raft sends when there are new entries
+// or after CommitTimeout. A ZooKeeper leader sends its COMMIT to the
+// followers before it answers the client, so a client that hears of a write
+// and at once reads through another member almost always sees it there. To
+// do as well, the leader sends every member a commit notice as soon as its
+// state machine is handed a committed batch: an AppendEntries with no
+// entries whose PrevLogEntry and LeaderCommitIndex are both the batch's
+// last index, and whose PrevLogTerm is that entry's term. Raft's own
+// consistency check makes it safe: a member accepts it only if its log
+// holds that very entry (same index, same term), which by Raft's log
+// matching means it holds everything before it as the leader does, and
+// then it may apply up to it. A notice is sent only for an entry of the
+// leader's own term, so the term it carries is one this member led.
+//
+// A notice can reach a member before the entry does (the other member's
+// acknowledgement committed it). The receiving transport then holds it
+// until its log store has stored that index, rather than let Raft reject it
+// (and log a warning), and gives up after a Raft timeout.
+//
+// A notice is told from Raft's own AppendEntries by its empty Leader field,
+// which Raft always fills.
+
+// isCommitNotice reports whether req is a commit notice.
+func isCommitNotice(req *raft.AppendEntriesRequest) bool {
+	return len(req.Leader) == 0 && len(req.Entries) == 0 && req.PrevLogEntry > 0 &&
+		req.PrevLogEntry == req.LeaderCommitIndex
+}
+
+// peerTransport is a cluster member's Raft transport: the network
+// transport between members, with what zkraft adds on the receiving side
+// (the vote guard of an in-memory member, and held commit notices) and a
+// way to send commit notices.
+type peerTransport struct {
+	*raft.NetworkTransport
+	header  raft.RPCHeader
+	guard   *voteGuard // nil for a durable member
+	out     chan raft.RPC
+	quit    <-chan struct{}
+	log     *slog.Logger
+	timeout time.Duration // how long a notice is held
+
+	stored     chan struct{} // signalled when the log store stored entries
+	lastStored atomic.Uint64
+	raft       atomic.Pointer[raft.Raft]
+	// noticed is the highest index a commit notice named, storedCommand
+	// the highest index of a command stored here, and settled the highest
+	// such index Node.Current gave up waiting for.
+	noticed, storedCommand, settled atomic.Uint64
+}
+
+func newPeerTransport(t *raft.NetworkTransport, header raft.RPCHeader, guard *voteGuard, quit <-chan struct{},
+	timeout time.Duration, log *slog.Logger) *peerTransport {
+	return &peerTransport{NetworkTransport: t, header: header, guard: guard, out: make(chan raft.RPC),
+		quit: quit, log: log, timeout: timeout, stored: make(chan struct{}, 1)}
+}
+
+// Consumer implements raft.Transport.
+func (t *peerTransport) Consumer() <-chan raft.RPC { return t.out }
+
+// SetHeartbeatHandler implements raft.Transport: heartbeats carry the
+// leader's commit index too, which the vote guard notes.
+func (t *peerTransport) SetHeartbeatHandler(cb func(raft.RPC)) {
+	if t.guard == nil {
+		t.NetworkTransport.SetHeartbeatHandler(cb)
+		return
+	}
+	t.NetworkTransport.SetHeartbeatHandler(func(rpc raft.RPC) {
+		t.guard.note(rpc.Command)
+		cb(rpc)
+	})
+}
+
+func (t *peerTransport) setRaft(r *raft.Raft) {
+	t.raft.Store(r)
+	if t.guard != nil {
+		t.guard.setRaft(r)
+	}
+}
+
+// storedUpTo is told by the log store of the last index it stored, and of
+// the last command among the entries.
+func (t *peerTransport) storedUpTo(index, command uint64) {
+	t.lastStored.Store(index)
+	if command > 0 {
+		t.storedCommand.Store(command)
+	}
+	select {
+	case t.stored <- struct{}{}:
+	default:
+	}
+}
+
+// has reports whether this member's log holds index.
+func (t *peerTransport) has(index uint64) bool {
+	if t.lastStored.Load() >= index {
+		return true
+	}
+	r := t.raft.Load()
+	return r != nil && r.LastIndex() >= index
+}
+
+// run takes the RPCs the network transport receives, until quit closes:
+// refused votes are answered by the guard, a commit notice is noted at
+// once (see Node.Current), and one for an entry not yet stored here waits
+// for it. The rest go to Raft, in order, through a queue that deliver
+// drains, so that a notice is noted as soon as it arrives, even while Raft
+// is busy with the entries before it.
+func (t *peerTransport) run() { t.runFrom(t.NetworkTransport.Consumer()) }
+
+func (t *peerTransport) runFrom(in <-chan raft.RPC) {
+	queue := make(chan raft.RPC, 1024)
+	defer close(queue)
+	go t.deliver(queue)
+	var held *raft.RPC
+	giveUp := time.NewTimer(time.Hour)
+	giveUp.Stop()
+	defer giveUp.Stop()
+	pass := func(rpc raft.RPC) bool {
+		select {
+		case queue <- rpc:
+			return true
+		case <-t.quit:
+			return false
+		}
+	}
+	for {
+		select {
+		case rpc := <-in:
+			if t.guard != nil && t.guard.refused(rpc) {
+				continue
+			}
+			if req, ok := rpc.Command.(*raft.AppendEntriesRequest); ok && isCommitNotice(req) {
+				t.notice(req.PrevLogEntry)
+				if !t.has(req.PrevLogEntry) {
+					if held != nil {
+						t.decline(*held)
+					}
+					held = &rpc
+					giveUp.Reset(t.timeout)
+					continue
+				}
+			}
+			if !pass(rpc) {
+				return
+			}
+		case <-t.stored:
+			if held != nil && t.has(held.Command.(*raft.AppendEntriesRequest).PrevLogEntry) {
+				rpc := *held
+				held = nil
+				giveUp.Stop()
+				if !pass(rpc) {
+					return
+				}
+			}
+		case <-giveUp.C:
+			if held != nil {
+				t.decline(*held)
+				held = nil
+			}
+		case <-t.quit:
+			return
+		}
+	}
+}
+
+// notice records that a commit notice for index arrived.
+func (t *peerTransport) notice(index uint64) {
+	for {
+		cur := t.noticed.Load()
+		if index <= cur || t.noticed.CompareAndSwap(cur, index) {
+			return
+		}
+	}
+}
+
+// deliver hands Raft the queued RPCs in order; at shutdown it answers what
+// is left with an error, so that no sender waits for ever.
+func (t *peerTransport) deliver(queue <-chan raft.RPC) {
+	for rpc := range queue {
+		select {
+		case t.out <- rpc:
+		case <-t.quit:
+			rpc.Respond(nil, ErrClosed)
+		}
+	}
+}
+
+// decline answers a commit notice this member cannot use; the leader's
+// next AppendEntries brings the commit index anyway.
+func (t *peerTransport) decline(rpc raft.RPC) {
+	var term uint64
+	if r := t.raft.Load(); r != nil {
+		term = r.CurrentTerm()
+	}
+	rpc.Respond(&raft.AppendEntriesResponse{RPCHeader: t.header, Term: term}, nil)
+}
+
+// notifyingStore is a log store that tells the transport what it stored.
+type notifyingStore struct {
+	raft.LogStore
+	t *peerTransport
+}
+
+func (s notifyingStore) StoreLog(l *raft.Log) error { return s.StoreLogs([]*raft.Log{l}) }
+
+func (s notifyingStore) StoreLogs(logs []*raft.Log) error {
+	if err := s.LogStore.StoreLogs(logs); err != nil {
+		return err
+	}
+	if len(logs) > 0 {
+		var command uint64
+		for _, l := range logs {
+			if l.Type == raft.LogCommand {
+				command = l.Index
+			}
+		}
+		s.t.storedUpTo(logs[len(logs)-1].Index, command)
+	}
+	return nil
+}
+
+// notifyingFSM is the state machine as Raft sees it: each committed batch
+// is announced (committed) before it is applied.
+type notifyingFSM struct {
+	*raftfsm.FSM
+	committed func(index, term uint64)
+}
+
+func (f notifyingFSM) Apply(l *raft.Log) any {
+	f.committed(l.Index, l.Term)
+	return f.FSM.Apply(l)
+}
+
+func (f notifyingFSM) ApplyBatch(logs []*raft.Log) []any {
+	if len(logs) > 0 {
+		last := logs[len(logs)-1]
+		f.committed(last.Index, last.Term)
+	}
+	return f.FSM.ApplyBatch(logs)
+}
+
+// commitNotices sends commit notices from the leader. They are written
+// on the state machine's goroutine, before the batch is applied and so
+// before any client hears of it, over a pipelined connection to each member
+// (no wait for the answer), as a ZooKeeper leader queues its COMMIT before
+// it answers. Connections are made off that goroutine, by one keeper per
+// member, and a member that does not answer stops being sent notices
+// (maxNoticesInFlight) until its connection is made anew.
+type commitNotices struct {
+	n     *Node
+	links []*noticeLink
+}
+
+// maxNoticesInFlight bounds the unanswered notices to one member, below
+// the transport's pipeline depth, so that sending one never blocks.
+const maxNoticesInFlight = 64
+
+type noticeLink struct {
+	id     raft.ServerID
+	addr   raft.ServerAddress
+	pipe   atomic.Pointer[noticePipe] // nil until connected, or once broken
+	redial chan struct{}
+}
+
+type noticePipe struct {
+	raft.AppendPipeline
+	inflight atomic.Int32
+	done     chan struct{}
+	once     sync.Once
+}
+
+func (p *noticePipe) close() {
+	p.once.Do(func() {
+		close(p.done)
+		p.Close()
+	})
+}
+
+func newCommitNotices(n *Node) *commitNotices {
+	c := &commitNotices{n: n}
+	for _, p := range n.others() {
+		c.links = append(c.links, &noticeLink{id: raft.ServerID(itoa(p.ID)), addr: raft.ServerAddress(p.RaftAddr),
+			redial: make(chan struct{}, 1)})
+	}
+	return c
+}
+
+// committed is called with each batch the state machine is handed, before
+// it is applied: on the leader, it sends the members a commit notice.
+func (n *Node) committed(index, term uint64) {
+	c, r := n.notices, n.raft
+	// Only an entry of the term this member leads: the notice claims that
+	// term's leadership.
+	if c == nil || r == nil || r.State() != raft.Leader || r.CurrentTerm() != term {
+		return
+	}
+	for _, l := range c.links {
+		req := &raft.AppendEntriesRequest{RPCHeader: n.trans.header, Term: term,
+			PrevLogEntry: index, PrevLogTerm: term, LeaderCommitIndex: index}
+		l.send(req)
+	}
+}
+
+func (l *noticeLink) send(req *raft.AppendEntriesRequest) {
+	p := l.pipe.Load()
+	if p == nil || p.inflight.Load() >= maxNoticesInFlight {
+		// Not connected, or the member stopped answering: start anew.
+		if p != nil && l.pipe.CompareAndSwap(p, nil) {
+			p.close()
+		}
+		l.wantConnection()
+		return
+	}
+	p.inflight.Add(1)
+	if _, err := p.AppendEntries(req, new(raft.AppendEntriesResponse)); err != nil {
+		if l.pipe.CompareAndSwap(p, nil) {
+			p.close()
+		}
+		l.wantConnection()
+	}
+}
+
+func (l *noticeLink) wantConnection() {
+	select {
+	case l.redial <- struct{}{}:
+	default:
+	}
+}
+
+// keepNoticeLink makes the connection a link's notices go over, when one
+// is wanted, until the node stops; a member that cannot be reached is tried
+// again a Raft timeout later, at the earliest.
+func (n *Node) keepNoticeLink(l *noticeLink) {
+	defer func() {
+		if p := l.pipe.Swap(nil); p != nil {
+			p.close()
+		}
+	}()
+	l.wantConnection()
+	for {
+		select {
+		case <-l.redial:
+		case <-n.quit:
+			return
+		}
+		if l.pipe.Load() != nil {
+			continue
+		}
+		pipe, err := n.trans.NetworkTransport.AppendEntriesPipeline(l.id, l.addr)
+		if err != nil {
+			select {
+			case <-time.After(n.cfg.RaftTimeout):
+			case <-n.quit:
+				return
+			}
+			continue
+		}
+		p := &noticePipe{AppendPipeline: pipe, done: make(chan struct{})}
+		if !n.goOwned("commit-notice-answers", func() { n.drainNotices(p) }) {
+			p.close()
+			return
+		}
+		l.pipe.Store(p)
+	}
+}
+
+// drainNotices reads a pipe's answers, which only count as answered.
+func (n *Node) drainNotices(p *noticePipe) {
+	for {
+		select {
+		case <-p.Consumer():
+			p.inflight.Add(-1)
+		case <-p.done:
+			return
+		case <-n.quit:
+			p.close()
+			return
+		}
+	}
+}
