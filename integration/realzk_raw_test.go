@@ -18,10 +18,13 @@ package integration
 // a passing standalone check (see allowlist entry (b)).
 
 import (
+	"crypto/sha1"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"net"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -876,6 +879,98 @@ func rzRawScript(r *rzRun) {
 	A2 := r.connectRaw("A2", false, 0, nil)
 	r.raw(A2, "auth ip scheme", wire.OpAuth, &wire.AuthPacket{Scheme: "ip", Auth: []byte("127.0.0.1")}, R)
 	r.expectClose(A2, 2*time.Second)
+
+	// --- watch events go only to watchers with READ on the node they are
+	// about (ZooKeeper with the fix for CVE-2024-23944): the node's own ACL,
+	// the parent's for NodeChildrenChanged, checked at delivery; a one-shot
+	// watch is used up all the same, a persistent one stays.
+	O := r.connectRaw("O", false, 0, nil)
+	Wt := r.connectRaw("Wt", false, 0, nil)
+	auth := func(cl *rzRawClient, userPass string) {
+		r.raw(cl, "auth digest "+userPass, wire.OpAuth, &wire.AuthPacket{Scheme: "digest", Auth: []byte(userPass)}, R)
+	}
+	auth(O, "o:o")
+	auth(Wt, "w:w")
+	digest := func(userPass string) wire.Id {
+		user, _, _ := strings.Cut(userPass, ":")
+		sum := sha1.Sum([]byte(userPass))
+		return wire.Id{Scheme: "digest", ID: user + ":" + base64.StdEncoding.EncodeToString(sum[:])}
+	}
+	ownerOnly := []wire.ACL{{Perms: wire.PermAll, ID: digest("o:o")}}
+	readable := []wire.ACL{{Perms: wire.PermRead, ID: wire.Id{Scheme: "world", ID: "anyone"}}, {Perms: wire.PermAll, ID: digest("o:o")}}
+	writeOnly := []wire.ACL{{Perms: wire.PermWrite, ID: digest("w:w")}, {Perms: wire.PermAll, ID: digest("o:o")}}
+	setACL := func(cl *rzRawClient, path string, acl []wire.ACL) {
+		r.raw(cl, fmt.Sprintf("setACL %s %s", path, rzWireACLText(acl)), wire.OpSetACL,
+			&wire.SetACLRequest{Path: path, ACL: acl, Version: -1}, W)
+	}
+	create(O, wire.OpCreate, p("/aw"), nil, 0, open)
+	// data watch, made unreadable, then readable again: nothing, and used up
+	create(O, wire.OpCreate, p("/aw/d"), nil, 0, readable)
+	watchOp(Wt, wire.OpGetData, p("/aw/d"), true)
+	setACL(O, p("/aw/d"), ownerOnly)
+	setData(O, p("/aw/d"), "hidden")
+	r.probe(Wt)
+	setACL(O, p("/aw/d"), readable)
+	setData(O, p("/aw/d"), "seen?")
+	r.probe(Wt)
+	watchOp(Wt, wire.OpGetData, p("/aw/d"), true)
+	del(O, p("/aw/d"))
+	r.probe(Wt)
+	// exists on missing nodes, created unreadable and readable
+	watchOp(Wt, wire.OpExists, p("/aw/e1"), true)
+	watchOp(Wt, wire.OpExists, p("/aw/e2"), true)
+	create(O, wire.OpCreate, p("/aw/e1"), nil, 0, ownerOnly)
+	create(O, wire.OpCreate, p("/aw/e2"), nil, 0, readable)
+	r.probe(Wt)
+	// exists on a node the watcher may write but not read
+	create(O, wire.OpCreate, p("/aw/wo"), nil, 0, writeOnly)
+	watchOp(Wt, wire.OpGetData, p("/aw/wo"), true)
+	watchOp(Wt, wire.OpExists, p("/aw/wo"), true)
+	setData(Wt, p("/aw/wo"), "by w")
+	watchOp(Wt, wire.OpExists, p("/aw/e1"), true)
+	del(O, p("/aw/e1"))
+	r.probe(Wt)
+	// child watches: the parent's ACL decides, not the child's
+	create(O, wire.OpCreate, p("/aw/p"), nil, 0, readable)
+	watchOp(Wt, wire.OpGetChildren, p("/aw/p"), true)
+	create(O, wire.OpCreate, p("/aw/p/hidden"), nil, 0, ownerOnly)
+	r.probe(Wt)
+	watchOp(Wt, wire.OpGetChildren, p("/aw/p"), true)
+	setACL(O, p("/aw/p"), ownerOnly)
+	create(O, wire.OpCreate, p("/aw/p/open"), nil, 0, readable)
+	r.probe(Wt)
+	// a persistent watch stays through what it may not see
+	create(O, wire.OpCreate, p("/aw/x"), nil, 0, readable)
+	addWatch(Wt, p("/aw/x"), 0)
+	setData(O, p("/aw/x"), "1")
+	create(O, wire.OpCreate, p("/aw/x/c"), nil, 0, ownerOnly)
+	setACL(O, p("/aw/x"), ownerOnly)
+	setData(O, p("/aw/x"), "2")
+	del(O, p("/aw/x/c"))
+	setACL(O, p("/aw/x"), readable)
+	setData(O, p("/aw/x"), "3")
+	r.probe(Wt)
+	// a recursive watch: each event by the ACL of the node it is about
+	create(O, wire.OpCreate, p("/aw/r"), nil, 0, ownerOnly)
+	addWatch(Wt, p("/aw/r"), 1)
+	create(O, wire.OpCreate, p("/aw/r/a"), nil, 0, ownerOnly)
+	create(O, wire.OpCreate, p("/aw/r/a/b"), nil, 0, readable)
+	setData(O, p("/aw/r"), "r")
+	setData(O, p("/aw/r/a"), "a")
+	setData(O, p("/aw/r/a/b"), "b")
+	del(O, p("/aw/r/a/b"))
+	del(O, p("/aw/r/a"))
+	r.probe(Wt)
+	// an ephemeral deleted with its session, readable and not
+	E := r.connectRaw("E", false, 0, nil)
+	auth(E, "o:o")
+	create(E, wire.OpCreate, p("/aw/eph-open"), nil, wire.FlagEphemeral, readable)
+	create(E, wire.OpCreate, p("/aw/eph-hidden"), nil, wire.FlagEphemeral, ownerOnly)
+	watchOp(Wt, wire.OpExists, p("/aw/eph-open"), true)
+	watchOp(Wt, wire.OpExists, p("/aw/eph-hidden"), true)
+	r.raw(E, "closeSession", wire.OpCloseSession, nil, W)
+	r.expectClose(E, 2*time.Second)
+	r.probe(Wt)
 
 	// --- session resume, close
 	bad := append([]byte(nil), X.passwd...)

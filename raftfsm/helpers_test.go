@@ -205,3 +205,12 @@ func mustSnapshot(t testing.TB, f *raftfsm.FSM) []byte {
 	require.False(t, sink.cancelled)
 	return sink.buf.Bytes()
 }
+
+// noACL returns triggers without their ACLs, to compare paths and events.
+func noACL(ts []tree.Trigger) []tree.Trigger {
+	out := make([]tree.Trigger, len(ts))
+	for i, t := range ts {
+		out[i] = tree.Trigger{Path: t.Path, Event: t.Event}
+	}
+	return out
+}

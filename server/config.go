@@ -21,6 +21,13 @@ type Config struct {
 	// timeouts are bounded by multiples of it and sessions expire on its
 	// boundaries. Default 2s, as in ZooKeeper's sample zoo.cfg.
 	TickTime time.Duration
+	// SyncLimit is how many ticks a cluster member goes without a leader
+	// (or a leader without a quorum) before it drops its clients and refuses
+	// new ones until a leader is back, as a ZooKeeper member that has been
+	// out of touch for syncLimit ticks goes LOOKING (zoo.cfg syncLimit).
+	// Shorter elections keep the clients. Default 5, as in ZooKeeper's
+	// sample zoo.cfg.
+	SyncLimit int
 	// MinSessionTimeout and MaxSessionTimeout bound the negotiated session
 	// timeout. Defaults: 2 and 20 times TickTime.
 	MinSessionTimeout time.Duration
@@ -111,7 +118,7 @@ func (c *Config) clustered() bool { return len(c.Servers) > 0 }
 // memberConfig is what the membership side needs of the configuration.
 func (c *Config) memberConfig() member.Config {
 	return member.Config{
-		ServerID: c.ServerID, Servers: c.Servers, TickTime: c.TickTime, RaftTimeout: c.RaftTimeout,
+		ServerID: c.ServerID, Servers: c.Servers, TickTime: c.TickTime, SyncLimit: c.SyncLimit, RaftTimeout: c.RaftTimeout,
 		DataDir: c.DataDir, DataLogDir: c.DataLogDir, SnapCount: c.SnapCount, SnapRetainCount: c.SnapRetainCount,
 		RaftListener: c.RaftListener, ForwardListener: c.ForwardListener, Links: c.Links, Logger: c.Logger,
 	}
@@ -120,6 +127,7 @@ func (c *Config) memberConfig() member.Config {
 // Defaults.
 const (
 	DefaultTickTime               = 2 * time.Second
+	DefaultSyncLimit              = 5
 	DefaultClientPortAddress      = "127.0.0.1:2181"
 	DefaultMaxClientCnxns         = 60
 	DefaultContainerCheckInterval = time.Minute
@@ -140,6 +148,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.MinSessionTimeout == 0 {
 		c.MinSessionTimeout = 2 * c.TickTime
+	}
+	if c.SyncLimit == 0 {
+		c.SyncLimit = DefaultSyncLimit
 	}
 	if c.MaxSessionTimeout == 0 {
 		c.MaxSessionTimeout = 20 * c.TickTime
@@ -192,6 +203,9 @@ func (c Config) Validate() error {
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf("server: "+format, args...)) }
 	if c.TickTime < time.Millisecond {
 		bad("tickTime %v is below 1ms", c.TickTime)
+	}
+	if c.SyncLimit < 1 {
+		bad("syncLimit %d is below 1", c.SyncLimit)
 	}
 	if c.MinSessionTimeout > c.MaxSessionTimeout {
 		bad("minSessionTimeout %v is above maxSessionTimeout %v", c.MinSessionTimeout, c.MaxSessionTimeout)

@@ -7,10 +7,12 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/zkraft/zkraft/raftfsm"
 	"github.com/zkraft/zkraft/session"
+	"github.com/zkraft/zkraft/tree"
 	"github.com/zkraft/zkraft/wire"
 )
 
@@ -48,8 +50,10 @@ type conn struct {
 	timeout  time.Duration
 	lastTick int64 // tick of the last session touch (reader goroutine only)
 	// auth is the caller's identities; replaced (never modified in place)
-	// by the reader goroutine, so commands may keep the slice.
-	auth []wire.Id
+	// by the reader goroutine, so commands may keep the slice. authNow
+	// publishes it to other goroutines (watch delivery).
+	auth    []wire.Id
+	authNow atomic.Pointer[[]wire.Id]
 
 	pmu      sync.Mutex // guards inflight, drained
 	inflight int
@@ -96,8 +100,23 @@ func (s *Server) newConn(nc net.Conn) *conn {
 		done: make(chan struct{}),
 		auth: []wire.Id{{Scheme: "ip", ID: ip}},
 	}
+	initial := c.auth
+	c.authNow.Store(&initial)
 	c.stats.established = time.Now()
 	return c
+}
+
+// setAuth replaces the connection's identities (reader goroutine only).
+func (c *conn) setAuth(ids []wire.Id) {
+	c.auth = ids
+	c.authNow.Store(&ids)
+}
+
+// mayRead reports whether the connection's identities, as they are now,
+// have READ on acl: a watch event goes only to those that may read the
+// node it is about.
+func (c *conn) mayRead(acl []wire.ACL) bool {
+	return tree.CheckACL(acl, wire.PermRead, *c.authNow.Load())
 }
 
 // addConn registers c, refusing it when its address already has
@@ -145,22 +164,20 @@ func (c *conn) run() string {
 	if reason, ok := c.handshake(); !ok {
 		return reason
 	}
-	// A connection silent for its session timeout is closed, as ZooKeeper
-	// closes it. The deadline moves only once a quarter of the timeout has
-	// gone, and is set a quarter beyond it, so the connection closes
-	// between one and one and a quarter timeouts after the last packet.
-	deadlineAt := time.Now()
-	c.nc.SetReadDeadline(deadlineAt.Add(c.timeout * 5 / 4))
+	// No read deadline: a silent session expires on the leader, and its
+	// closeSession, applied here, deletes its ephemerals (firing their
+	// watches) and then closes this connection, as ZooKeeper closes it.
+	// Closing it here for silence could come first, and a client that saw
+	// its connection go could still find its ephemerals. A member that loses
+	// its leader drops every connection (member.Node), so none lingers
+	// without a leader to expire its session.
+	c.nc.SetReadDeadline(time.Time{})
 	for {
 		frame, err := c.fr.Next()
 		if err != nil {
 			return c.readError(err)
 		}
 		now := time.Now() // one clock read per request: it dates it and touches the session
-		if now.Sub(deadlineAt) > c.timeout/4 {
-			deadlineAt = now
-			c.nc.SetReadDeadline(now.Add(c.timeout * 5 / 4))
-		}
 		if reason, ok := c.handle(frame, now); !ok {
 			return reason
 		}
@@ -184,7 +201,7 @@ func (c *conn) readError(err error) string {
 	}
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
-		c.log.Info("closing connection: no packet within the session timeout", "session", hexID(c.session))
+		c.log.Info("closing connection: read timed out", "session", hexID(c.session))
 		return "idle"
 	}
 	return err.Error()
@@ -212,7 +229,7 @@ func (c *conn) handshake() (reason string, ok bool) {
 	}
 	c.stats.received()
 	c.srv.stats.received.Add(1)
-	if !c.srv.node.Serving() && !c.srv.node.WaitServing(c.srv.cfg.RaftTimeout*2+time.Second) {
+	if !c.srv.node.Admit(c.srv.cfg.RaftTimeout*2 + time.Second) {
 		c.log.Info("refusing a client: this member knows no leader")
 		return "not serving", false
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkraft/zkraft/tree"
 	"github.com/zkraft/zkraft/wire"
 )
 
@@ -180,19 +181,35 @@ func TestSession_LongTimeoutOutlivesHandshakeDeadline(t *testing.T) {
 }
 
 // The connection closes between one and one and a quarter timeouts of silence.
-func TestSession_IdleConnectionClosesAfterTimeout(t *testing.T) {
+// A silent session's connection is closed by its expiry, once the expiry
+// has deleted the session's ephemerals (and fired their watches), as
+// ZooKeeper closes it: a client that sees its connection close and reads
+// through another one finds the ephemerals gone. The connection is not
+// closed for being silent before that.
+func TestSession_IdleConnectionClosesAfterItsEphemeralsAreGone(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		_, ln := startBubbled(t, Config{TickTime: time.Second})
+		srv, ln := startBubbled(t, Config{TickTime: 2 * time.Second})
 		c := ln.dial()
 		defer c.Close()
-		rawSession(t, c, 8*time.Second)
-		time.Sleep(7 * time.Second)
-		ping(t, c)
+		// Expiry falls on the first tick boundary after the timeout: 6s.
+		rawSession(t, c, 4*time.Second)
+		writeFrame(t, c, func(b []byte) []byte {
+			b = wire.RequestHeader{Xid: 1, OpCode: wire.OpCreate}.Append(b)
+			return (&wire.CreateRequest{Path: "/e", ACL: wire.OpenACLUnsafe, Flags: wire.FlagEphemeral}).Append(b)
+		})
+		var h wire.ReplyHeader
+		_, err := h.Decode(readFrame(t, c))
+		require.NoError(t, err)
+		require.Equal(t, wire.CodeOK, h.Err)
 		start := time.Now()
-		_, err := c.Read(make([]byte, 1))
-		require.Error(t, err)
+		_, err = c.Read(make([]byte, 1))
+		require.Error(t, err, "the connection closes")
+		srv.FSM().Read(func(tr *tree.Tree) {
+			_, code := tr.Exists("/e")
+			assert.Equal(t, wire.CodeNoNode, code, "the ephemeral is gone when the connection closes")
+		})
 		idle := time.Since(start)
-		assert.GreaterOrEqual(t, idle, 8*time.Second)
-		assert.LessOrEqual(t, idle, 10*time.Second)
+		assert.GreaterOrEqual(t, idle, 4*time.Second)
+		assert.LessOrEqual(t, idle, 6*time.Second, "expired on the first tick after its timeout")
 	})
 }

@@ -186,7 +186,7 @@ func (c *conn) addAuth(req request, p *wire.AuthPacket) (string, bool) {
 			auth = append(auth, id)
 		}
 	}
-	c.auth = javaSetOrder(auth)
+	c.setAuth(javaSetOrder(auth))
 	c.reply(req, 0, wire.CodeOK, nil)
 	return "", true
 }

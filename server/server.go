@@ -237,6 +237,9 @@ func (s *Server) closing() bool {
 // Leader reports whether this member leads (a standalone server always does).
 func (s *Server) Leader() bool { return s.node.IsLeader() }
 
+// Config returns the server's configuration, with its defaults filled in.
+func (s *Server) Config() Config { return s.cfg }
+
 // ServerID returns this member's id.
 func (s *Server) ServerID() int { return s.cfg.ServerID }
 

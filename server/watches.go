@@ -119,7 +119,8 @@ func (w *watchRegistry) removeConn(c *conn) {
 	}
 }
 
-// fire delivers the events of a change's triggers, as ZooKeeper's
+// fire delivers the events of a change's triggers to the watchers that
+// may read the node each is about (tree.Trigger.ACL), as ZooKeeper's
 // DataTree does: NodeCreated and NodeDataChanged fire the data table;
 // NodeChildrenChanged the child table; NodeDeleted the data table, then the
 // child table for connections the data table did not already notify.
@@ -152,7 +153,11 @@ func (w *watchRegistry) fireTable(t table, tr tree.Trigger, skip map[*conn]bool)
 			notified = make(map[*conn]bool)
 		}
 		notified[c] = true
-		c.event(tr.Event, tr.Path)
+		// A watcher that may not read the node is not told (the watch is
+		// used up all the same), as ZooKeeper checks at delivery.
+		if c.mayRead(tr.ACL) {
+			c.event(tr.Event, tr.Path)
+		}
 	}
 	for p, self := tr.Path, true; ; p, self = parentPath(p), false {
 		for c, m := range w.tables[t][p] {

@@ -85,7 +85,12 @@ func (c *Config) applyZooCfg(key, v string, port, addr *string) (known bool, err
 		c.SnapCount, err = strconv.Atoi(v)
 	case "autopurge.snapRetainCount":
 		c.SnapRetainCount, err = strconv.Atoi(v)
-	case "initLimit", "syncLimit", "autopurge.purgeInterval", "standaloneEnabled", "reconfigEnabled":
+	case "syncLimit":
+		c.SyncLimit, err = strconv.Atoi(v)
+		if err == nil && c.SyncLimit < 1 {
+			err = fmt.Errorf("syncLimit %d is below 1", c.SyncLimit)
+		}
+	case "initLimit", "autopurge.purgeInterval", "standaloneEnabled", "reconfigEnabled":
 		// Known ZooKeeper keys that need no setting here: Raft bounds how
 		// far members lag, snapshots are purged as they are taken, a
 		// one-member configuration is standalone, reconfig is unsupported.

@@ -134,3 +134,12 @@ func trig(path string, ev wire.EventType) tree.Trigger { return tree.Trigger{Pat
 func isReapable(tr *tree.Tree, path string, now int64) bool {
 	return slices.Contains(tr.Reapable(now, 1<<30), path)
 }
+
+// noACL returns triggers without their ACLs, to compare paths and events.
+func noACL(ts []tree.Trigger) []tree.Trigger {
+	out := make([]tree.Trigger, len(ts))
+	for i, t := range ts {
+		out[i] = tree.Trigger{Path: t.Path, Event: t.Event}
+	}
+	return out
+}

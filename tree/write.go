@@ -26,10 +26,16 @@ type Context struct {
 type Trigger struct {
 	Path  string
 	Event wire.EventType
+	// ACL decides who may receive the event: a watcher without READ on it
+	// is not told, as ZooKeeper (with the fix for CVE-2024-23944) checks
+	// at delivery. It is the ACL of the node the event is about, as it is
+	// after the change (for NodeDeleted, as it was): the created, changed or
+	// deleted node's own, and for NodeChildrenChanged the parent's.
+	ACL []wire.ACL
 }
 
-func (c *Context) fire(path string, ev wire.EventType) {
-	c.Triggers = append(c.Triggers, Trigger{Path: path, Event: ev})
+func (c *Context) fire(path string, ev wire.EventType, acl []wire.ACL) {
+	c.Triggers = append(c.Triggers, Trigger{Path: path, Event: ev, ACL: acl})
 }
 
 // CreateArgs is a create of any of the four create opcodes.
@@ -182,8 +188,8 @@ func (t *Tree) insert(c *Context, path, parentPath string, parent *node, n *node
 	parent.pzxid = max(parent.pzxid, c.Zxid)
 	t.index(path, n)
 	t.dataSize += int64(len(path) + len(n.data))
-	c.fire(path, wire.EventNodeCreated)
-	c.fire(parentPath, wire.EventNodeChildrenChanged)
+	c.fire(path, wire.EventNodeCreated, n.acl)
+	c.fire(parentPath, wire.EventNodeChildrenChanged, parent.acl)
 }
 
 // index adds a node to the ephemeral or reapable index its kind needs.
@@ -279,8 +285,8 @@ func (t *Tree) remove(c *Context, path, parentPath string, parent, n *node) {
 	parent.pzxid = max(parent.pzxid, c.Zxid)
 	t.unindex(path, n)
 	t.dataSize -= int64(len(path) + len(n.data))
-	c.fire(path, wire.EventNodeDeleted)
-	c.fire(parentPath, wire.EventNodeChildrenChanged)
+	c.fire(path, wire.EventNodeDeleted, n.acl)
+	c.fire(parentPath, wire.EventNodeChildrenChanged, parent.acl)
 }
 
 // SetData replaces a node's data: path validity, existence, WRITE, version.
@@ -308,7 +314,7 @@ func (t *Tree) SetData(c *Context, path string, data []byte, version int32) (wir
 	t.dataSize += int64(len(data) - len(n.data))
 	n.data, n.version = data, nextVersion(n.version)
 	n.mzxid, n.mtime = c.Zxid, c.Time
-	c.fire(path, wire.EventNodeDataChanged)
+	c.fire(path, wire.EventNodeDataChanged, n.acl)
 	return n.stat(), wire.CodeOK
 }
 

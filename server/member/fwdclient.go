@@ -24,6 +24,7 @@ type forwarder struct {
 type fwdClient struct {
 	nc     net.Conn
 	leader int
+	broken func(leader int) // told when the leader's side ends the connection
 
 	mu      sync.Mutex // guards out, pending, next, closed
 	out     []byte
@@ -85,7 +86,7 @@ func (f *forwarder) dialLeader() (*fwdClient, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dial leader %d: %w", leader, err)
 	}
-	c := &fwdClient{nc: nc, leader: leader, pending: make(map[uint64]func(byte, []byte)),
+	c := &fwdClient{nc: nc, leader: leader, broken: n.leaderLinkBroken, pending: make(map[uint64]func(byte, []byte)),
 		wake: make(chan struct{}, 1), done: make(chan struct{})}
 	if !n.goOwned("forward-writer", c.writeLoop) || !n.goOwned("forward-reader", c.readLoop) {
 		c.close()
@@ -182,6 +183,10 @@ func (c *fwdClient) readLoop() {
 	for {
 		frame, err := fr.Next()
 		if err != nil || len(frame) < 10 {
+			if !c.isClosed() && c.broken != nil {
+				c.close()
+				c.broken(c.leader)
+			}
 			return
 		}
 		id := binary.BigEndian.Uint64(frame[1:9])

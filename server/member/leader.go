@@ -14,10 +14,11 @@ import (
 // becomes leader it has Host give every session a fresh deadline, as a new
 // ZooKeeper leader does. Through a short election the member keeps its
 // clients, serving reads and holding writes until a leader is known (see
-// forwarder.client); when no leader has been known for three Raft timeouts
-// (this member is cut off in a minority), it stops serving: its clients are
-// disconnected, so that they move to members that can serve, and new
-// connections are refused until a leader is known again.
+// forwarder.client); when no leader has been known for syncLimit ticks
+// (this member is cut off in a minority, or the others are gone), it stops
+// serving, as a ZooKeeper member out of touch that long goes LOOKING: its
+// clients are disconnected, so that they move to members that can serve,
+// and new connections are refused until a leader is known again.
 func (n *Node) watchLeadership() {
 	obs := make(chan raft.Observation, 16)
 	observer := raft.NewObserver(obs, false, nil)
@@ -38,17 +39,25 @@ func (n *Node) watchLeadership() {
 			n.host.Elected()
 		}
 		n.leading.Store(isLeader) // only after Elected: see Leading
-		if _, id := n.raft.LeaderWithID(); id != "" {
+		_, id := n.raft.LeaderWithID()
+		n.settleTimeouts(id)
+		if id != "" {
 			leaderless = time.Time{}
 			n.leaderKnown(true)
 			n.setServing(true)
 		} else if leaderless.IsZero() {
 			leaderless = time.Now()
 			n.leaderKnown(false)
-		} else if time.Since(leaderless) > 3*n.cfg.RaftTimeout {
+		} else if time.Since(leaderless) > n.quorumLossTimeout() {
 			n.setServing(false)
 		}
 	}
+}
+
+// quorumLossTimeout is how long a member goes without a leader before it
+// stops serving: syncLimit ticks.
+func (n *Node) quorumLossTimeout() time.Duration {
+	return time.Duration(max(n.cfg.SyncLimit, 1)) * n.cfg.TickTime
 }
 
 // setServing switches serving on or off; switching it off disconnects
@@ -61,6 +70,7 @@ func (n *Node) setServing(on bool) {
 	}
 	n.serving.Store(on)
 	if on {
+		n.served.Store(true)
 		close(n.servingCh)
 	} else {
 		n.servingCh = make(chan struct{})

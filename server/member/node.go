@@ -136,6 +136,7 @@ type Node struct {
 	fwd     *forwarder     // this member's link to the leader (cluster only)
 	closers []io.Closer    // closed after Raft shuts down, last first
 	serving atomic.Bool    // false while a cluster member knows no leader
+	served  atomic.Bool    // the member has served since it started
 	// leading is true once this member leads and Host.Elected has run;
 	// only then may the leader expire sessions.
 	leading atomic.Bool
@@ -146,6 +147,9 @@ type Node struct {
 	// futures carries every proposal's future to waitFutures, which tells
 	// Host of a proposal Raft refuses or loses.
 	futures     chan proposal
+	reloadMu    sync.Mutex // serializes changes to Raft's reloadable settings
+	fastSince   time.Time  // when a fast election began; zero if none (watchLeadership's)
+	fastLeader  raft.ServerID
 	applyMu     sync.RWMutex // guards applyClosed; held to read around each raft.Apply
 	applyClosed bool
 	unanswered  atomic.Int64 // raft.Apply futures not yet answered
@@ -299,8 +303,20 @@ func (n *Node) Leading() bool { return n.leading.Load() && n.IsLeader() }
 // has known no leader for a while does not.
 func (n *Node) Serving() bool { return n.serving.Load() }
 
-// WaitServing waits up to d for the member to serve.
-func (n *Node) WaitServing(d time.Duration) bool { return n.waitClosed(&n.servingCh, d, nil) }
+// Admit reports whether a new client may connect: yes while the member
+// serves. A member that has not served yet (it is starting, and its
+// cluster electing) waits up to d for it; one that stopped serving because
+// it lost its leader refuses at once, as a LOOKING ZooKeeper server does,
+// so that the client tries another.
+func (n *Node) Admit(d time.Duration) bool {
+	if n.serving.Load() {
+		return true
+	}
+	if n.served.Load() {
+		return false
+	}
+	return n.waitClosed(&n.servingCh, d, nil)
+}
 
 // Mode returns the member's state as ZooKeeper's srvr prints it:
 // standalone, leader, follower or observer.

@@ -78,9 +78,9 @@ func (n *Node) startRaft(ctx context.Context) error {
 // starts with doubled timeouts (raftConfig), and lowering them makes a
 // follower that never heard from a leader check its timer immediately.
 func (n *Node) campaignNow() error {
-	rc := n.raft.ReloadableConfig()
-	rc.HeartbeatTimeout, rc.ElectionTimeout = n.cfg.RaftTimeout, n.cfg.RaftTimeout
-	if err := n.raft.ReloadConfig(rc); err != nil {
+	if err := n.reloadConfig(func(rc *raft.ReloadableConfig) {
+		rc.HeartbeatTimeout, rc.ElectionTimeout = n.cfg.RaftTimeout, n.cfg.RaftTimeout
+	}); err != nil {
 		return fmt.Errorf("configure raft: %w", err)
 	}
 	return nil
@@ -286,9 +286,7 @@ func (n *Node) tuneThreshold(current uint64) uint64 {
 	if want >= current*3/4 && want <= current*5/4 {
 		return current
 	}
-	rc := n.raft.ReloadableConfig()
-	rc.SnapshotThreshold = want
-	if err := n.raft.ReloadConfig(rc); err != nil {
+	if err := n.reloadConfig(func(rc *raft.ReloadableConfig) { rc.SnapshotThreshold = want }); err != nil {
 		n.log.Warn("tune snapshot threshold", "err", err)
 		return current
 	}
@@ -326,9 +324,7 @@ func (n *Node) tuneTrailingLogs(current uint64) uint64 {
 	if want == current {
 		return current
 	}
-	rc := n.raft.ReloadableConfig()
-	rc.TrailingLogs = want
-	if err := n.raft.ReloadConfig(rc); err != nil {
+	if err := n.reloadConfig(func(rc *raft.ReloadableConfig) { rc.TrailingLogs = want }); err != nil {
 		n.log.Warn("tune trailing logs", "err", err)
 		return current
 	}
@@ -353,3 +349,14 @@ func fitTrailingLogs(current uint64, lags []uint64) uint64 {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// reloadConfig changes Raft's reloadable settings; the snapshot tuner, the
+// fast election and campaignNow each change some of them, so each change
+// reads and writes them whole under reloadMu.
+func (n *Node) reloadConfig(change func(*raft.ReloadableConfig)) error {
+	n.reloadMu.Lock()
+	defer n.reloadMu.Unlock()
+	rc := n.raft.ReloadableConfig()
+	change(&rc)
+	return n.raft.ReloadConfig(rc)
+}

@@ -255,34 +255,37 @@ func (f notifyingFSM) ApplyBatch(logs []*raft.Log) []any {
 	return f.FSM.ApplyBatch(logs)
 }
 
-// commitNotices sends commit notices from the leader. They are written
+// commitNotices sends commit notices from the leader. A notice is written
 // on the state machine's goroutine, before the batch is applied and so
 // before any client hears of it, over a pipelined connection to each member
 // (no wait for the answer), as a ZooKeeper leader queues its COMMIT before
-// it answers. Connections are made off that goroutine, by one keeper per
-// member, and a member that does not answer stops being sent notices
-// (maxNoticesInFlight) until its connection is made anew.
+// it answers. Each member has at most one notice unanswered: a commit made
+// meanwhile waits, and only the latest goes out when the answer comes, so
+// that under load the notices cost one small RPC per member per round
+// trip. Connections are made off that goroutine, by one keeper per member;
+// a member that leaves a notice unanswered for two Raft timeouts gets a new
+// connection.
 type commitNotices struct {
-	n     *Node
 	links []*noticeLink
 }
-
-// maxNoticesInFlight bounds the unanswered notices to one member, below
-// the transport's pipeline depth, so that sending one never blocks.
-const maxNoticesInFlight = 64
 
 type noticeLink struct {
 	id     raft.ServerID
 	addr   raft.ServerAddress
-	pipe   atomic.Pointer[noticePipe] // nil until connected, or once broken
+	stale  time.Duration // how long a notice may stay unanswered
 	redial chan struct{}
+
+	mu      sync.Mutex // guards the fields below; held while writing a notice
+	pipe    *noticePipe
+	pending *raft.AppendEntriesRequest // the latest notice not yet sent
+	busy    bool                       // a notice is unanswered
+	sentAt  time.Time
 }
 
 type noticePipe struct {
 	raft.AppendPipeline
-	inflight atomic.Int32
-	done     chan struct{}
-	once     sync.Once
+	done chan struct{}
+	once sync.Once
 }
 
 func (p *noticePipe) close() {
@@ -293,10 +296,10 @@ func (p *noticePipe) close() {
 }
 
 func newCommitNotices(n *Node) *commitNotices {
-	c := &commitNotices{n: n}
+	c := &commitNotices{}
 	for _, p := range n.others() {
 		c.links = append(c.links, &noticeLink{id: raft.ServerID(itoa(p.ID)), addr: raft.ServerAddress(p.RaftAddr),
-			redial: make(chan struct{}, 1)})
+			stale: 2 * n.cfg.RaftTimeout, redial: make(chan struct{}, 1)})
 	}
 	return c
 }
@@ -311,28 +314,57 @@ func (n *Node) committed(index, term uint64) {
 		return
 	}
 	for _, l := range c.links {
-		req := &raft.AppendEntriesRequest{RPCHeader: n.trans.header, Term: term,
-			PrevLogEntry: index, PrevLogTerm: term, LeaderCommitIndex: index}
-		l.send(req)
+		l.send(&raft.AppendEntriesRequest{RPCHeader: n.trans.header, Term: term,
+			PrevLogEntry: index, PrevLogTerm: term, LeaderCommitIndex: index})
 	}
 }
 
 func (l *noticeLink) send(req *raft.AppendEntriesRequest) {
-	p := l.pipe.Load()
-	if p == nil || p.inflight.Load() >= maxNoticesInFlight {
-		// Not connected, or the member stopped answering: start anew.
-		if p != nil && l.pipe.CompareAndSwap(p, nil) {
-			p.close()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.pending = req
+	l.flushLocked()
+}
+
+// flushLocked sends the pending notice if the link is free.
+func (l *noticeLink) flushLocked() {
+	switch {
+	case l.pending == nil:
+		return
+	case l.pipe == nil:
+		l.wantConnection()
+		return
+	case l.busy:
+		if time.Since(l.sentAt) > l.stale { // the member stopped answering
+			l.dropLocked()
+			l.wantConnection()
 		}
+		return
+	}
+	req := l.pending
+	if _, err := l.pipe.AppendEntries(req, new(raft.AppendEntriesResponse)); err != nil {
+		l.dropLocked()
 		l.wantConnection()
 		return
 	}
-	p.inflight.Add(1)
-	if _, err := p.AppendEntries(req, new(raft.AppendEntriesResponse)); err != nil {
-		if l.pipe.CompareAndSwap(p, nil) {
-			p.close()
-		}
-		l.wantConnection()
+	l.pending, l.busy, l.sentAt = nil, true, time.Now()
+}
+
+func (l *noticeLink) dropLocked() {
+	if l.pipe != nil {
+		l.pipe.close()
+		l.pipe = nil
+	}
+	l.busy = false
+}
+
+// answered is told that p's unanswered notice was answered.
+func (l *noticeLink) answered(p *noticePipe) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.pipe == p {
+		l.busy = false
+		l.flushLocked()
 	}
 }
 
@@ -348,18 +380,20 @@ func (l *noticeLink) wantConnection() {
 // again a Raft timeout later, at the earliest.
 func (n *Node) keepNoticeLink(l *noticeLink) {
 	defer func() {
-		if p := l.pipe.Swap(nil); p != nil {
-			p.close()
-		}
+		l.mu.Lock()
+		l.dropLocked()
+		l.mu.Unlock()
 	}()
-	l.wantConnection()
 	for {
 		select {
 		case <-l.redial:
 		case <-n.quit:
 			return
 		}
-		if l.pipe.Load() != nil {
+		l.mu.Lock()
+		connected := l.pipe != nil
+		l.mu.Unlock()
+		if connected {
 			continue
 		}
 		pipe, err := n.trans.NetworkTransport.AppendEntriesPipeline(l.id, l.addr)
@@ -372,20 +406,25 @@ func (n *Node) keepNoticeLink(l *noticeLink) {
 			continue
 		}
 		p := &noticePipe{AppendPipeline: pipe, done: make(chan struct{})}
-		if !n.goOwned("commit-notice-answers", func() { n.drainNotices(p) }) {
+		if !n.goOwned("commit-notice-answers", func() { n.drainNotices(l, p) }) {
 			p.close()
 			return
 		}
-		l.pipe.Store(p)
+		l.mu.Lock()
+		l.dropLocked()
+		l.pipe = p
+		l.flushLocked()
+		l.mu.Unlock()
 	}
 }
 
-// drainNotices reads a pipe's answers, which only count as answered.
-func (n *Node) drainNotices(p *noticePipe) {
+// drainNotices reads a pipe's answers: each frees the link for the next
+// notice.
+func (n *Node) drainNotices(l *noticeLink, p *noticePipe) {
 	for {
 		select {
 		case <-p.Consumer():
-			p.inflight.Add(-1)
+			l.answered(p)
 		case <-p.done:
 			return
 		case <-n.quit:
