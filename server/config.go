@@ -28,6 +28,13 @@ type Config struct {
 	// Shorter elections keep the clients. Default 5, as in ZooKeeper's
 	// sample zoo.cfg.
 	SyncLimit int
+	// ReadOnlyMode lets a member that does not serve (no leader for
+	// syncLimit ticks) take clients that allow read-only, with sessions of
+	// its own: reads are served, sync and writes answered NOTREADONLY
+	// (readonlymode.enabled, which ZooKeeper 3.8 reads as a system property
+	// and zkraft also from zoo.cfg; ZooKeeper needs localSessionsEnabled
+	// too, which read-only sessions here always are).
+	ReadOnlyMode bool
 	// MinSessionTimeout and MaxSessionTimeout bound the negotiated session
 	// timeout. Defaults: 2 and 20 times TickTime.
 	MinSessionTimeout time.Duration
@@ -89,7 +96,8 @@ type Config struct {
 	SnapRetainCount int
 	// RaftTimeout is the Raft heartbeat and election timeout. Default: 5ms
 	// for a standalone server, whose single-member Raft never competes in
-	// an election, and 1s for a cluster member.
+	// an election, and 500ms for a cluster member (which notices a dead
+	// leader sooner than that: see server/member's failover notes).
 	RaftTimeout time.Duration
 	// ClientListener, RaftListener and ForwardListener, when set, are bound
 	// listeners used instead of listening on ClientPortAddress and on this
@@ -182,7 +190,7 @@ func (c *Config) setDefaults() {
 	if c.RaftTimeout == 0 {
 		c.RaftTimeout = 5 * time.Millisecond
 		if c.clustered() {
-			c.RaftTimeout = time.Second
+			c.RaftTimeout = 500 * time.Millisecond
 		}
 	}
 	if c.SnapCount == 0 {

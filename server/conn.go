@@ -48,7 +48,8 @@ type conn struct {
 	// Set during the handshake by the reader goroutine, read-only after.
 	session  int64
 	timeout  time.Duration
-	lastTick int64 // tick of the last session touch (reader goroutine only)
+	readOnly atomic.Bool // a read-only session of this member's own (see readonly.go)
+	lastTick int64       // tick of the last session touch (reader goroutine only)
 	// auth is the caller's identities; replaced (never modified in place)
 	// by the reader goroutine, so commands may keep the slice. authNow
 	// publishes it to other goroutines (watch delivery).
@@ -156,6 +157,11 @@ func (s *Server) removeConn(c *conn) {
 // serve is the reader goroutine: handshake, then one request at a time.
 func (c *conn) serve() {
 	defer c.srv.removeConn(c)
+	defer func() {
+		if c.readOnly.Load() { // a read-only session may be resumed within its timeout from now
+			c.srv.ro.touch(c.session, time.Now())
+		}
+	}()
 	reason := c.run()
 	c.close(reason)
 }
@@ -229,7 +235,16 @@ func (c *conn) handshake() (reason string, ok bool) {
 	}
 	c.stats.received()
 	c.srv.stats.received.Add(1)
+	c.timeout = session.Negotiate(time.Duration(req.TimeOut)*time.Millisecond,
+		c.srv.cfg.MinSessionTimeout, c.srv.cfg.MaxSessionTimeout)
 	if !c.srv.node.Admit(c.srv.cfg.RaftTimeout*2 + time.Second) {
+		if c.srv.readOnlyActive() && req.ReadOnly {
+			if last := c.srv.fsm.LastZxid(); req.LastZxidSeen > last {
+				c.log.Info("refusing read-only client that has seen a later zxid", "client_zxid", hexID(req.LastZxidSeen))
+				return "client zxid ahead", false
+			}
+			return c.readOnlySession(&req)
+		}
 		c.log.Info("refusing a client: this member knows no leader")
 		return "not serving", false
 	}
@@ -238,8 +253,6 @@ func (c *conn) handshake() (reason string, ok bool) {
 			"client_zxid", hexID(req.LastZxidSeen), "server_zxid", hexID(last))
 		return "client zxid ahead", false
 	}
-	c.timeout = session.Negotiate(time.Duration(req.TimeOut)*time.Millisecond,
-		c.srv.cfg.MinSessionTimeout, c.srv.cfg.MaxSessionTimeout)
 	if req.SessionID == 0 {
 		return c.createSession(&req)
 	}

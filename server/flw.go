@@ -58,7 +58,7 @@ func (c *conn) fourLetter(word string) {
 
 func (s *Server) fourLetterText(word string, self *conn) string {
 	var b strings.Builder
-	if !s.node.Serving() {
+	if !s.node.Serving() && !s.readOnlyActive() {
 		switch word {
 		case "srvr", "stat", "cons", "mntr", "conf", "dump", "wchs", "wchc", "wchp", "dirs":
 			return "This ZooKeeper instance is not currently serving requests\n"
@@ -68,7 +68,14 @@ func (s *Server) fourLetterText(word string, self *conn) string {
 	case "ruok":
 		return "imok"
 	case "isro":
-		return "rw"
+		switch {
+		case s.readOnlyActive():
+			return "ro"
+		case s.node.Serving():
+			return "rw"
+		}
+		return "null" // as ZooKeeper answers while no server runs
+
 	case "srvr":
 		s.writeSrvr(&b)
 	case "stat":
@@ -132,7 +139,7 @@ func (s *Server) writeCounters(b *strings.Builder) {
 	fmt.Fprintf(b, "Latency min/avg/max: %d/%s/%d\n", lo, avg, hi)
 	fmt.Fprintf(b, "Received: %d\nSent: %d\n", s.stats.received.Load(), s.stats.sent.Load())
 	fmt.Fprintf(b, "Connections: %d\nOutstanding: %d\n", s.connCount(), s.stats.outstanding.Load())
-	fmt.Fprintf(b, "Zxid: 0x%x\nMode: %s\nNode count: %d\n", s.fsm.LastZxid(), s.node.Mode(), s.nodeCount())
+	fmt.Fprintf(b, "Zxid: 0x%x\nMode: %s\nNode count: %d\n", s.fsm.LastZxid(), s.mode(), s.nodeCount())
 }
 
 func (s *Server) connCount() int {
@@ -196,9 +203,9 @@ func (s *Server) writeMntr(b *strings.Builder) {
 	})
 	kv := func(k string, v any) { fmt.Fprintf(b, "zk_%s\t%v\n", k, v) }
 	kv("version", Version+", built on "+buildDate)
-	kv("server_state", s.node.Mode())
+	kv("server_state", s.mode())
 	if s.cfg.clustered() {
-		kv("peer_state", peerState(s.node.Mode()))
+		kv("peer_state", peerState(s.mode()))
 	}
 	kv("ephemerals_count", ephemerals)
 	kv("num_alive_connections", s.connCount())

@@ -32,6 +32,11 @@ func (c *conn) handle(frame []byte, now time.Time) (string, bool) {
 	c.srv.stats.received.Add(1)
 	c.touch(now)
 	req := request{xid: h.Xid, op: h.OpCode, start: now}
+	if c.readOnly.Load() {
+		if reason, ok, answered := c.readOnlyRequest(req); answered {
+			return reason, ok
+		}
+	}
 	switch {
 	case h.OpCode == wire.OpPing:
 		req.xid = wire.XidPing // ZooKeeper answers every ping with xid -2

@@ -34,6 +34,7 @@ type Server struct {
 	origin  uint64 // this member's id in commands it proposes
 
 	node *member.Node // Raft and the links to the other members
+	ro   roSessions   // read-only sessions (see readonly.go)
 
 	mu        sync.Mutex // guards the fields below
 	listeners map[net.Listener]struct{}
@@ -244,8 +245,8 @@ func (s *Server) Config() Config { return s.cfg }
 func (s *Server) ServerID() int { return s.cfg.ServerID }
 
 // Mode returns the member's state as ZooKeeper's srvr prints it: standalone,
-// leader, follower or observer.
-func (s *Server) Mode() string { return s.node.Mode() }
+// leader, follower, observer, or read-only (see Config.ReadOnlyMode).
+func (s *Server) Mode() string { return s.mode() }
 
 // Serving reports whether the member serves clients: a cluster member that
 // knows no leader does not.

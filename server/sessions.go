@@ -51,9 +51,6 @@ func (s *Server) TouchSessions(ids []int64, now time.Time) {
 	}
 }
 
-// DropClients implements member.Host: it closes every client connection.
-func (s *Server) DropClients(reason string) { s.closeConns(reason) }
-
 // closeConns closes every client connection, giving reason.
 func (s *Server) closeConns(reason string) {
 	s.mu.Lock()
@@ -75,6 +72,10 @@ func (c *conn) touch(now time.Time) {
 		return
 	}
 	c.lastTick = tick
+	if c.readOnly.Load() {
+		c.srv.ro.touch(c.session, now)
+		return
+	}
 	c.srv.touchSession(c.session, now)
 }
 

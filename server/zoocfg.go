@@ -90,10 +90,14 @@ func (c *Config) applyZooCfg(key, v string, port, addr *string) (known bool, err
 		if err == nil && c.SyncLimit < 1 {
 			err = fmt.Errorf("syncLimit %d is below 1", c.SyncLimit)
 		}
-	case "initLimit", "autopurge.purgeInterval", "standaloneEnabled", "reconfigEnabled":
+	case "readonlymode.enabled", "zookeeper.readonlymode.enabled":
+		c.ReadOnlyMode, err = strconv.ParseBool(v)
+	case "initLimit", "autopurge.purgeInterval", "standaloneEnabled", "reconfigEnabled",
+		"localSessionsEnabled", "localSessionsUpgradingEnabled":
 		// Known ZooKeeper keys that need no setting here: Raft bounds how
 		// far members lag, snapshots are purged as they are taken, a
-		// one-member configuration is standalone, reconfig is unsupported.
+		// one-member configuration is standalone, reconfig is unsupported,
+		// read-only sessions are always local and never upgraded.
 	case "znode.container.maxPerMinute":
 		c.ContainerMaxPerMinute, err = strconv.Atoi(v)
 	default:

@@ -95,7 +95,8 @@ type options struct {
 	raftTimeout                                      time.Duration
 	port, maxCnxns, juteMaxBuffer, serverID          int
 	tick, minTimeout, maxTimeout, containerInterval  time.Duration
-	extendedTypes, version                           bool
+	extendedTypes, version, readOnly                 bool
+	syncLimit                                        int
 }
 
 // configure parses flags and any zoo.cfg into a Config; localMembers is
@@ -114,11 +115,13 @@ func configure(args []string, stderr io.Writer) (cfg server.Config, logger *slog
 	fs.StringVar(&o.fourLetter, "4lw", "", `four-letter words to answer, comma-separated, or "*" (default srvr)`)
 	fs.IntVar(&o.juteMaxBuffer, "jute-maxbuffer", 0, "largest request frame in bytes (default 1048575)")
 	fs.BoolVar(&o.extendedTypes, "extended-types", false, "allow TTL nodes (zookeeper.extendedTypesEnabled)")
+	fs.BoolVar(&o.readOnly, "read-only-mode", false, "a member without a leader serves reads to clients that allow read-only (readonlymode.enabled)")
+	fs.IntVar(&o.syncLimit, "sync-limit", 0, "ticks without a leader before a member drops its clients (zoo.cfg syncLimit; default 5)")
 	fs.DurationVar(&o.containerInterval, "container-check-interval", 0, "how often empty containers and expired TTL nodes are removed (default 1m)")
 	fs.IntVar(&o.serverID, "id", 0, "server id, 1..254 (default 1)")
 	fs.IntVar(&o.localCluster, "local-cluster", 0, "run this many members in this process, on consecutive client ports from -port (default 2181); prints the connect string")
 	fs.StringVar(&o.dataDir, "data-dir", "", "keep state on disk here (zoo.cfg dataDir); empty: in memory")
-	fs.DurationVar(&o.raftTimeout, "raft-timeout", 0, "Raft heartbeat and election timeout (default 1s for a cluster member, 200ms for -local-cluster)")
+	fs.DurationVar(&o.raftTimeout, "raft-timeout", 0, "Raft heartbeat and election timeout (default 500ms for a cluster member, 200ms for -local-cluster)")
 	fs.StringVar(&o.superDigest, "super-digest", "", "superuser digest, user:base64(sha1(user:password)) (zookeeper.DigestAuthenticationProvider.superDigest)")
 	fs.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
@@ -233,6 +236,10 @@ func applyFlags(fs *flag.FlagSet, o *options, cfg *server.Config) {
 			cfg.JuteMaxBuffer = o.juteMaxBuffer
 		case "extended-types":
 			cfg.ExtendedTypesEnabled = o.extendedTypes
+		case "read-only-mode":
+			cfg.ReadOnlyMode = o.readOnly
+		case "sync-limit":
+			cfg.SyncLimit = o.syncLimit
 		case "container-check-interval":
 			cfg.ContainerCheckInterval = o.containerInterval
 		case "id":

@@ -97,7 +97,7 @@ func trial(c Cluster, cfg Config) (Trial, error) {
 	}
 	conns := make([]*zk.Conn, cfg.Sessions)
 	for i := range conns {
-		conn, events, err := zk.Connect(addrs, 10*time.Second, zk.WithLogInfo(false))
+		conn, events, err := zk.Connect(addrs, 10*time.Second, zk.WithLogger(quiet{}))
 		if err != nil {
 			return Trial{}, err
 		}
@@ -193,6 +193,11 @@ func trial(c Cluster, cfg Config) (Trial, error) {
 		time.Sleep(50 * time.Millisecond) // polling the members
 	}
 }
+
+// quiet discards go-zookeeper's logging: connection errors are expected here.
+type quiet struct{}
+
+func (quiet) Printf(string, ...any) {}
 
 // Script is a cluster of processes run by a script with realzk's verbs
 // and layout (../shared/tools/realzk, integration/scripts/zkraft-cluster):

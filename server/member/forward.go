@@ -20,6 +20,7 @@ const (
 	fwdTouch      byte = 2 // the member's applied zxid, then the session ids that sent packets lately; no reply
 	fwdRevalidate byte = 3 // a resuming session and its timeout; reply: 1 if alive
 	fwdSync       byte = 4 // a barrier; reply: the leader's last applied zxid
+	fwdPing       byte = 5 // nothing; reply: status only (the member's process is there)
 
 	fwdOK  byte = 0
 	fwdErr byte = 1
@@ -123,6 +124,8 @@ func (n *Node) serveForward(nc net.Conn) {
 			replies <- n.revalidateFor(typ, id, payload)
 		case fwdSync:
 			replies <- fwdReply{typ: typ, id: id, future: n.raft.Barrier(n.cfg.RaftTimeout * 10)}
+		case fwdPing:
+			replies <- fwdReply{typ: typ, id: id}
 		}
 	}
 }

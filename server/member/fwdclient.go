@@ -41,6 +41,11 @@ type fwdClient struct {
 func (f *forwarder) client(deadline time.Time) (*fwdClient, error) {
 	n := f.n
 	for {
+		select {
+		case <-n.quit: // stopping: Raft knows no leader any more, and none will come
+			return nil, ErrClosed
+		default:
+		}
 		c, err := f.dialLeader()
 		if err == nil || errors.Is(err, errIsLeader) || time.Now().After(deadline) {
 			return c, err

@@ -78,10 +78,10 @@ func (n *Node) setServing(on bool) {
 	n.servingMu.Unlock()
 	if on {
 		n.log.Info("serving clients", "mode", n.Mode())
-		return
+	} else {
+		n.log.Warn("no leader: not serving clients until one is elected")
 	}
-	n.log.Warn("no leader: not serving clients until one is elected")
-	n.host.DropClients("this member lost the leader")
+	n.host.ServingChanged(on)
 }
 
 // leaderKnown records whether Raft knows a leader, waking waitForLeader.

@@ -44,8 +44,11 @@ type Host interface {
 	// reports true: every session gets a fresh deadline, since liveness is
 	// known only to the member that led.
 	Elected()
-	// DropClients closes every client connection (the sessions live on).
-	DropClients(reason string)
+	// ServingChanged tells the client side that the member starts or stops
+	// serving: it stops when it has had no leader for syncLimit ticks, and
+	// then every client connection must close (the sessions live on in the
+	// cluster).
+	ServingChanged(on bool)
 	// TouchSessions extends, on the leader, the sessions another member
 	// reports alive.
 	TouchSessions(ids []int64, now time.Time)
@@ -147,8 +150,9 @@ type Node struct {
 	// futures carries every proposal's future to waitFutures, which tells
 	// Host of a proposal Raft refuses or loses.
 	futures     chan proposal
-	reloadMu    sync.Mutex // serializes changes to Raft's reloadable settings
-	fastSince   time.Time  // when a fast election began; zero if none (watchLeadership's)
+	probing     atomic.Bool // a leader probe runs (see failover.go)
+	reloadMu    sync.Mutex  // serializes changes to Raft's reloadable settings
+	fastSince   time.Time   // when a fast election began; zero if none (watchLeadership's)
 	fastLeader  raft.ServerID
 	applyMu     sync.RWMutex // guards applyClosed; held to read around each raft.Apply
 	applyClosed bool

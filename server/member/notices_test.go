@@ -19,7 +19,7 @@ type nopHost struct{}
 
 func (nopHost) ProposalFailed(uint64, error)         {}
 func (nopHost) Elected()                             {}
-func (nopHost) DropClients(string)                   {}
+func (nopHost) ServingChanged(bool)                  {}
 func (nopHost) TouchSessions([]int64, time.Time)     {}
 func (nopHost) Revalidate(int64, time.Duration) bool { return true }
 func quietLogger() *slog.Logger                      { return slog.New(slog.NewTextHandler(io.Discard, nil)) }

@@ -30,6 +30,10 @@ type peerConn struct {
 	closeOnce     sync.Once
 	closed        atomic.Bool
 	onClose       func(*peerConn) // set by raftStream, which tracks its conns
+	// onBroken, when set, is told once when the far side ends the
+	// connection (a read fails before this side closed it).
+	onBroken   func(remote int)
+	brokenOnce sync.Once
 }
 
 // dialPeer connects member from to member to at addr.
@@ -64,8 +68,12 @@ func (c *peerConn) Read(p []byte) (int, error) {
 		}
 	}
 	n, err := c.Conn.Read(p)
-	if err != nil && c.closed.Load() {
+	switch {
+	case err == nil:
+	case c.closed.Load():
 		err = io.EOF
+	case c.onBroken != nil:
+		c.brokenOnce.Do(func() { c.onBroken(c.remote) })
 	}
 	return n, err
 }
@@ -125,6 +133,7 @@ type raftStream struct {
 	self      int
 	links     *Links
 	ids       map[raft.ServerAddress]int
+	broken    func(remote int) // told when an accepted connection is ended by its member
 
 	mu     sync.Mutex // guards conns, closed
 	conns  map[*peerConn]struct{}
@@ -140,7 +149,9 @@ func (s *raftStream) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.track(nc.(*peerConn))
+	pc := nc.(*peerConn)
+	pc.onBroken = s.broken
+	return s.track(pc)
 }
 
 func (s *raftStream) Dial(addr raft.ServerAddress, timeout time.Duration) (net.Conn, error) {

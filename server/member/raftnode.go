@@ -102,7 +102,7 @@ func (n *Node) raftConfig() *raft.Config {
 	conf.LocalID = raft.ServerID(strconv.Itoa(n.cfg.ServerID))
 	conf.HeartbeatTimeout = n.cfg.RaftTimeout
 	conf.ElectionTimeout = n.cfg.RaftTimeout
-	conf.LeaderLeaseTimeout = n.cfg.RaftTimeout / 2
+	conf.LeaderLeaseTimeout = n.leaseTimeout()
 	// Members learn of commits from commit notices (see transport.go), so
 	// Raft's own idle AppendEntries need not come often.
 	conf.CommitTimeout = 50 * time.Millisecond
@@ -186,6 +186,8 @@ func (n *Node) raftTransport() (raft.Transport, raft.Configuration, error) {
 	stream := &raftStream{
 		ln: &peerListener{Listener: ln, self: n.cfg.ServerID, links: n.cfg.Links}, advertise: tcpAddr(self.RaftAddr),
 		self: n.cfg.ServerID, links: n.cfg.Links, ids: make(map[raft.ServerAddress]int),
+		// The leader's Raft connections to this member break when it dies.
+		broken: n.leaderLinkBroken,
 	}
 	var conf raft.Configuration
 	for _, p := range n.cfg.Servers {
