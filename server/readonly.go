@@ -103,13 +103,7 @@ func (s *Server) ServingChanged(on bool) {
 		return
 	}
 	s.ro.clear()
-	s.mu.Lock()
-	conns := make([]*conn, 0, len(s.conns))
-	for c := range s.conns {
-		conns = append(conns, c)
-	}
-	s.mu.Unlock()
-	for _, c := range conns {
+	for _, c := range s.allConns() {
 		if c.readOnly.Load() {
 			c.close("read-only mode ended")
 		}

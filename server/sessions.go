@@ -53,15 +53,20 @@ func (s *Server) TouchSessions(ids []int64, now time.Time) {
 
 // closeConns closes every client connection, giving reason.
 func (s *Server) closeConns(reason string) {
+	for _, c := range s.allConns() {
+		c.close(reason)
+	}
+}
+
+// allConns returns the client connections.
+func (s *Server) allConns() []*conn {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	conns := make([]*conn, 0, len(s.conns))
 	for c := range s.conns {
 		conns = append(conns, c)
 	}
-	s.mu.Unlock()
-	for _, c := range conns {
-		c.close(reason)
-	}
+	return conns
 }
 
 // touch records a packet from session id. Deadlines fall on tick
