@@ -118,28 +118,28 @@ func (t *peerTransport) has(index uint64) bool {
 // run takes the RPCs the network transport receives, until quit closes:
 // refused votes are answered by the guard, a commit notice is noted at
 // once (see Node.Current), and one for an entry not yet stored here waits
-// for it. The rest go to Raft, in order, through a queue that deliver
-// drains, so that a notice is noted as soon as it arrives, even while Raft
-// is busy with the entries before it.
+// for it. The rest go to Raft in order. While Raft is busy with an RPC, the
+// loop goes on receiving into a queue, so that a notice is noted as soon as
+// it arrives, and hands the queue to Raft as it takes them.
 func (t *peerTransport) run() { t.runFrom(t.NetworkTransport.Consumer()) }
 
 func (t *peerTransport) runFrom(in <-chan raft.RPC) {
-	queue := make(chan raft.RPC, 1024)
-	defer close(queue)
-	go t.deliver(queue)
+	var queue []raft.RPC
 	var held *raft.RPC
 	giveUp := time.NewTimer(time.Hour)
 	giveUp.Stop()
 	defer giveUp.Stop()
-	pass := func(rpc raft.RPC) bool {
-		select {
-		case queue <- rpc:
-			return true
-		case <-t.quit:
-			return false
+	defer func() {
+		for _, rpc := range queue { // no sender waits for ever
+			rpc.Respond(nil, ErrClosed)
 		}
-	}
+	}()
 	for {
+		var out chan raft.RPC
+		var next raft.RPC
+		if len(queue) > 0 {
+			out, next = t.out, queue[0]
+		}
 		select {
 		case rpc := <-in:
 			if t.guard != nil && t.guard.refused(rpc) {
@@ -156,17 +156,15 @@ func (t *peerTransport) runFrom(in <-chan raft.RPC) {
 					continue
 				}
 			}
-			if !pass(rpc) {
-				return
-			}
+			queue = append(queue, rpc)
+		case out <- next:
+			queue[0] = raft.RPC{}
+			queue = queue[1:]
 		case <-t.stored:
 			if held != nil && t.has(held.Command.(*raft.AppendEntriesRequest).PrevLogEntry) {
-				rpc := *held
+				queue = append(queue, *held)
 				held = nil
 				giveUp.Stop()
-				if !pass(rpc) {
-					return
-				}
 			}
 		case <-giveUp.C:
 			if held != nil {
@@ -185,18 +183,6 @@ func (t *peerTransport) notice(index uint64) {
 		cur := t.noticed.Load()
 		if index <= cur || t.noticed.CompareAndSwap(cur, index) {
 			return
-		}
-	}
-}
-
-// deliver hands Raft the queued RPCs in order; at shutdown it answers what
-// is left with an error, so that no sender waits for ever.
-func (t *peerTransport) deliver(queue <-chan raft.RPC) {
-	for rpc := range queue {
-		select {
-		case t.out <- rpc:
-		case <-t.quit:
-			rpc.Respond(nil, ErrClosed)
 		}
 	}
 }
@@ -259,10 +245,10 @@ func (f notifyingFSM) ApplyBatch(logs []*raft.Log) []any {
 // on the state machine's goroutine, before the batch is applied and so
 // before any client hears of it, over a pipelined connection to each member
 // (no wait for the answer), as a ZooKeeper leader queues its COMMIT before
-// it answers. Each member has at most one notice unanswered: a commit made
-// meanwhile waits, and only the latest goes out when the answer comes, so
-// that under load the notices cost one small RPC per member per round
-// trip. Connections are made off that goroutine, by one keeper per member;
+// it answers. Only a batch that ends the log gets a notice: under load the
+// replication of the entries after it carries its commit. Each member has
+// at most one notice unanswered: a commit made meanwhile waits, and only
+// the latest goes out when the answer comes. Connections are made off that goroutine, by one keeper per member;
 // a member that leaves a notice unanswered for two Raft timeouts gets a new
 // connection.
 type commitNotices struct {
@@ -311,6 +297,14 @@ func (n *Node) committed(index, term uint64) {
 	// Only an entry of the term this member leads: the notice claims that
 	// term's leadership.
 	if c == nil || r == nil || r.State() != raft.Leader || r.CurrentTerm() != term {
+		return
+	}
+	// Under load the log has grown past this batch already: the
+	// AppendEntries that replicate what follows carry this commit too, and
+	// the notice for the batch that ends the burst covers the rest. A
+	// notice per batch would cost the members' Raft loops a fifth of the
+	// write throughput.
+	if r.LastIndex() > index {
 		return
 	}
 	for _, l := range c.links {
