@@ -97,19 +97,22 @@ func trial(c Cluster, cfg Config) (Trial, error) {
 	}
 	conns := make([]*zk.Conn, cfg.Sessions)
 	for i := range conns {
-		conn, events, err := zk.Connect(addrs, 10*time.Second, zk.WithLogger(quiet{}))
+		conn, err := connect(addrs, cfg.Timeout)
 		if err != nil {
 			return Trial{}, err
 		}
 		defer conn.Close()
-		go func() {
-			for range events {
-			}
-		}()
 		conns[i] = conn
 	}
-	if _, err := conns[0].Create(cfg.Path, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
-		return Trial{}, fmt.Errorf("create %s: %w", cfg.Path, err)
+	// Setup, not measured: a connection lost meanwhile is tried again.
+	for deadline := time.Now().Add(cfg.Timeout); ; {
+		_, err := conns[0].Create(cfg.Path, nil, 0, zk.WorldACL(zk.PermAll))
+		if err == nil || errors.Is(err, zk.ErrNodeExists) {
+			break
+		}
+		if !errors.Is(err, zk.ErrConnectionClosed) && !errors.Is(err, zk.ErrSessionMoved) || time.Now().After(deadline) {
+			return Trial{}, fmt.Errorf("create %s: %w", cfg.Path, err)
+		}
 	}
 	var (
 		mu     sync.Mutex
@@ -191,6 +194,31 @@ func trial(c Cluster, cfg Config) (Trial, error) {
 			return t, fmt.Errorf("member %d did not serve again within %v", killed+1, cfg.Timeout)
 		}
 		time.Sleep(50 * time.Millisecond) // polling the members
+	}
+}
+
+// connect opens a session through the whole connect string and waits,
+// until timeout, until it has one.
+func connect(addrs []string, timeout time.Duration) (*zk.Conn, error) {
+	conn, events, err := zk.Connect(addrs, 10*time.Second, zk.WithLogger(quiet{}))
+	if err != nil {
+		return nil, err
+	}
+	deadline := time.After(timeout)
+	for {
+		select {
+		case ev := <-events:
+			if ev.State == zk.StateHasSession {
+				go func() {
+					for range events {
+					}
+				}()
+				return conn, nil
+			}
+		case <-deadline:
+			conn.Close()
+			return nil, fmt.Errorf("no session with %v within %v", addrs, timeout)
+		}
 	}
 }
 
