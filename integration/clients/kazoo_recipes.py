@@ -480,7 +480,7 @@ def scenario_election(r):
     # nor much after its timeout.
     cpath = r.root + "/crash"
     child = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--election-child", r.hosts_b, cpath],
-                             stdout=subprocess.PIPE, text=True)
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     r.children.append(child)
     line = Bg("the contender process's report", child.stdout.readline).wait()
     m = re.match(r"leading (-?\d+) (0x[0-9a-f]+)", line or "")
@@ -512,7 +512,13 @@ def scenario_election(r):
 
 def election_child(hosts, path):
     """A contender in its own process: leads, says so and its negotiated
-    session timeout and session id, and waits to be killed."""
+    session timeout and session id, and waits to be killed. It exits by
+    itself if its parent goes first (its stdin, a pipe from the parent,
+    ends), so that an interrupted run leaves no contender behind."""
+    def orphaned():
+        sys.stdin.read()
+        os._exit(1)
+    threading.Thread(target=orphaned, daemon=True).start()
     negotiated = []
 
     class Grab(logging.Handler):
