@@ -382,11 +382,44 @@ func TestClients_ClusterRecipes(t *testing.T) {
 	}
 	tw.Flush()
 	t.Logf("passes/runs per case (%d runs each):\n%s", runs, table.String())
-	if zkraftFailed {
-		for i := 1; i <= 3; i++ {
-			logTail(t, filepath.Join(zkDir, fmt.Sprintf("n%d", i), "server.log"), 40)
+	for i := 1; i <= 3; i++ {
+		path := filepath.Join(zkDir, fmt.Sprintf("n%d", i), "server.log")
+		logMatching(t, path, clusterEvents, 60)
+		if zkraftFailed {
+			logTail(t, path, 40)
 		}
 	}
+}
+
+// clusterEvents matches a zkraft member's log lines about leadership and
+// about client connections it closed, which explain many client failures.
+var clusterEvents = regexp.MustCompile(`stepping down|serving clients|proposal failed|closing connection|level=ERROR`)
+
+// logMatching logs up to n lines of a member's log that match re.
+func logMatching(t *testing.T, path string, re *regexp.Regexp, n int) {
+	f, err := os.Open(path)
+	if err != nil {
+		t.Logf("%s: %v", path, err)
+		return
+	}
+	defer f.Close()
+	var lines []string
+	count := 0
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	for sc.Scan() {
+		if re.MatchString(sc.Text()) {
+			count++
+			if len(lines) < n {
+				lines = append(lines, sc.Text())
+			}
+		}
+	}
+	shown := ""
+	if count > n {
+		shown = fmt.Sprintf(" (the first %d)", n)
+	}
+	t.Logf("%s: %d lines about leadership and closed connections%s:\n%s", path, count, shown, strings.Join(lines, "\n"))
 }
 
 // logTail logs the last n lines of a member's log.

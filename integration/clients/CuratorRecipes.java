@@ -200,6 +200,17 @@ public class CuratorRecipes {
         must(synced.await(WAIT, TimeUnit.SECONDS), "sync of " + path + " returns");
     }
 
+    /** The children body lists, or none if their parent is gone (Curator's
+     *  recipes make their parents containers, which ZooKeeper removes once
+     *  they are empty). */
+    static List<String> orEmpty(Body<List<String>> body) throws Exception {
+        try {
+            return body.call();
+        } catch (KeeperException.NoNodeException e) {
+            return List.of();
+        }
+    }
+
     static String dataOrNull(CuratorFramework c, String path) throws Exception {
         try {
             return s(c.getData().forPath(path));
@@ -476,7 +487,7 @@ public class CuratorRecipes {
         must(sa.acquire(0, TimeUnit.MILLISECONDS) == null, "A gets no third lease while A and B hold both");
         sb.returnLease(bLease);
         sa.returnLease(aLeases.remove(0));
-        waitUntil(() -> sb.getParticipantNodes().isEmpty(), "B to see every lease returned");
+        waitUntil(() -> orEmpty(() -> new ArrayList<>(sb.getParticipantNodes())).isEmpty(), "B to see every lease returned");
 
         String one = r.root + "/one";
         AtomicReference<String> holder = new AtomicReference<>();
@@ -550,7 +561,9 @@ public class CuratorRecipes {
         must(aOut[1], "A left before B started to leave");
         for (CuratorFramework c : List.of(r.a, r.b)) {
             sync(c, path);
-            List<String> kids = c.getChildren().forPath(path);
+            // Curator makes the barrier's node a container, which ZooKeeper
+            // may already have removed, empty.
+            List<String> kids = orEmpty(() -> c.getChildren().forPath(path));
             must(kids.isEmpty(), (c == r.a ? "A" : "B") + " sees the barrier empty after both left: " + kids);
         }
     }
