@@ -96,7 +96,7 @@ type Config struct {
 	SnapRetainCount int
 	// RaftTimeout is the Raft heartbeat and election timeout. Default: 5ms
 	// for a standalone server, whose single-member Raft never competes in
-	// an election, and 500ms for a cluster member (which notices a dead
+	// an election, and 1s for a cluster member (which notices a dead
 	// leader sooner than that: see server/member's failover notes).
 	RaftTimeout time.Duration
 	// ClientListener, RaftListener and ForwardListener, when set, are bound
@@ -190,7 +190,7 @@ func (c *Config) setDefaults() {
 	if c.RaftTimeout == 0 {
 		c.RaftTimeout = 5 * time.Millisecond
 		if c.clustered() {
-			c.RaftTimeout = 500 * time.Millisecond
+			c.RaftTimeout = time.Second
 		}
 	}
 	if c.SnapCount == 0 {

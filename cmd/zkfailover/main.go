@@ -69,7 +69,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	trials := cfg.Trials
 	cfg.Trials = 1
-	for range trials {
+	for i := range trials {
+		cfg.Numbered = i
 		for _, t := range targets {
 			res, err := failover.Run(t.c, cfg, prefixed{stderr, t.name + ": "})
 			if err != nil {

@@ -121,7 +121,7 @@ func configure(args []string, stderr io.Writer) (cfg server.Config, logger *slog
 	fs.IntVar(&o.serverID, "id", 0, "server id, 1..254 (default 1)")
 	fs.IntVar(&o.localCluster, "local-cluster", 0, "run this many members in this process, on consecutive client ports from -port (default 2181); prints the connect string")
 	fs.StringVar(&o.dataDir, "data-dir", "", "keep state on disk here (zoo.cfg dataDir); empty: in memory")
-	fs.DurationVar(&o.raftTimeout, "raft-timeout", 0, "Raft heartbeat and election timeout (default 500ms for a cluster member, 200ms for -local-cluster)")
+	fs.DurationVar(&o.raftTimeout, "raft-timeout", 0, "Raft heartbeat and election timeout (default 1s for a cluster member, 200ms for -local-cluster)")
 	fs.StringVar(&o.superDigest, "super-digest", "", "superuser digest, user:base64(sha1(user:password)) (zookeeper.DigestAuthenticationProvider.superDigest)")
 	fs.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")

@@ -37,6 +37,7 @@ type Config struct {
 	Trials   int           // leader kills (default 5)
 	Timeout  time.Duration // how long a trial may wait for a write to succeed (default 30s)
 	Path     string        // znode under which the sessions write (default /zkfailover)
+	Numbered int           // trials run before, for the numbers in progress lines
 }
 
 // Trial is one leader kill.
@@ -66,12 +67,12 @@ func Run(c Cluster, cfg Config, progress io.Writer) ([]Trial, error) {
 	for n := range cfg.Trials {
 		t, err := trial(c, cfg)
 		if err != nil {
-			return trials, fmt.Errorf("trial %d: %w", n+1, err)
+			return trials, fmt.Errorf("trial %d: %w", cfg.Numbered+n+1, err)
 		}
 		trials = append(trials, t)
 		if progress != nil {
 			fmt.Fprintf(progress, "trial %d: killed member %d, first write after %v (%d writes failed)\n",
-				n+1, t.Leader+1, t.FirstAck.Round(time.Millisecond), t.Failed)
+				cfg.Numbered+n+1, t.Leader+1, t.FirstAck.Round(time.Millisecond), t.Failed)
 		}
 	}
 	return trials, nil

@@ -1,9 +1,12 @@
 package member
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -18,29 +21,34 @@ import (
 // follower starts an election the moment its connection to the leader
 // breaks. A zkraft member keeps one connection to the leader, for
 // forwarding, and the leader keeps Raft connections to it; when one of them
-// breaks from the far side, and the leader's port then refuses a new one
-// (the process is gone, or this member is cut off from it), the member
-// stands as soon as Raft lets it: once a leader lease has passed since it
-// last heard from the leader, it lowers Raft's heartbeat and election
-// timeouts to the lease, which makes its follower loop look at its timer at
-// once and find it expired. (Raft allows no timeout below the leader lease,
-// which is three of the leader's heartbeat intervals, so that a live
-// leader does not lose its lease between two heartbeats.) Raft's pre-vote
-// keeps a live leader safe: a member that still hears from a leader refuses
-// the pre-vote, so a member that stood by mistake cannot depose it.
-// watchLeadership puts the usual timeouts back once a new leader is known,
-// or after two Raft timeouts.
+// breaks from the far side, the member pings the leader on its forward
+// port. If the ping fails (the process is gone, or this member is cut off
+// from it), the member asks the other voters whether they can reach the
+// leader: each answers whether it finds the leader gone too (it pings it
+// as well) and where its log ends. When a majority of the voters, this one
+// included, find the leader gone, the member among them whose log is the
+// most complete (ties: the lowest id) stands for election at once: it hands
+// its own Raft a TimeoutNow, the message a leader sends to hand over
+// leadership, so Raft stands without waiting for its timer and asks the
+// others for votes marked as a leadership transfer, which they grant
+// although they still remember the dead leader. The others wait for it; a
+// member that finds itself no longer the best asks again.
+//
+// The majority is what keeps a live leader safe: a member cut off from a
+// leader that the others still reach does not stand (and so does not raise
+// its term, which would depose that leader when the link comes back);
+// Raft's pre-vote covers its ordinary timeouts. Raft's own safety does not
+// depend on any of this: a vote still goes only to a candidate whose log
+// is as complete as the voter's.
+//
+// The leader's lease (how long a leader goes without hearing from a
+// majority before it steps down) stays half a Raft timeout, so that a
+// leader on a busy machine keeps office; failover does not wait for it.
 
-// leaseTimeout is Raft's leader lease: three heartbeat intervals (Raft's
-// leader sends one every tenth of the heartbeat timeout), and no less
-// than 50ms unless the Raft timeout is shorter than 100ms.
+// leaseTimeout is Raft's leader lease.
 func (n *Node) leaseTimeout() time.Duration {
-	return max(n.cfg.RaftTimeout*3/10, min(n.cfg.RaftTimeout/2, 50*time.Millisecond), 5*time.Millisecond)
+	return max(n.cfg.RaftTimeout/2, 5*time.Millisecond)
 }
-
-// fastTimeout is the heartbeat and election timeout while standing after
-// the leader's connection broke: the lowest Raft allows.
-func (n *Node) fastTimeout() time.Duration { return n.leaseTimeout() }
 
 // leaderLinkBroken is told that a connection with member leader broke from
 // the far side (the member may not lead: then nothing is done). Several
@@ -52,40 +60,176 @@ func (n *Node) leaderLinkBroken(leader int) {
 	if _, id := n.raft.LeaderWithID(); id != raft.ServerID(itoa(leader)) {
 		return // not the leader, or Raft has moved on already
 	}
+	n.standIfGone(leader, false)
+}
+
+// standIfGone starts a probe of leader, unless one runs: if the leader
+// cannot be reached (known already when gone is set), this member takes
+// part in choosing which member stands at once.
+func (n *Node) standIfGone(leader int, gone bool) {
 	if !n.probing.CompareAndSwap(false, true) {
 		return
 	}
 	if !n.goOwned("leader-probe", func() {
 		defer n.probing.Store(false)
-		n.probeLeader(leader)
+		if !gone {
+			err := n.ping(leader)
+			if err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+				return // the leader's process answers (or is slow): only a connection went
+			}
+			n.log.Info("the connection to the leader broke and it cannot be reached", "leader", leader, "err", err)
+		}
+		n.chooseCandidate(leader)
 	}) {
 		n.probing.Store(false)
 	}
 }
 
-// probeLeader pings the leader on its forward port; if the leader is
-// definitely gone, this member stands for election as soon as Raft lets
-// it.
-func (n *Node) probeLeader(leader int) {
-	err := n.ping(leader)
-	if err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
-		return // the leader's process answers (or is slow): only a connection went
-	}
-	// Raft stands once its heartbeat timeout, lowered to the lease, has
-	// passed since it last heard from the leader.
-	if wait := n.fastTimeout() - time.Since(n.raft.LastContact()); wait > 0 {
-		select {
-		case <-time.After(wait):
-		case <-n.quit:
+// logEnd is where a member's log ends: Raft's order of completeness.
+type logEnd struct{ term, index uint64 }
+
+func (a logEnd) before(b logEnd) bool {
+	return a.term < b.term || a.term == b.term && a.index < b.index
+}
+
+// goneView is one voter's answer to "is the leader gone?".
+type goneView struct {
+	id   int
+	gone bool
+	end  logEnd
+}
+
+// chooseCandidate asks the other voters about the dead leader and stands
+// for election if a majority find it gone and this member's log is the
+// most complete among them; otherwise it waits for the member that is, and
+// asks again if no leader comes, for at most two Raft timeouts (after which
+// Raft's own timeouts have taken over).
+func (n *Node) chooseCandidate(leader int) {
+	deadline := time.Now().Add(2 * n.cfg.RaftTimeout)
+	for time.Now().Before(deadline) {
+		if !n.stillLeads(leader) {
 			return
 		}
+		voters := 0
+		for _, p := range n.cfg.Servers {
+			if !p.Observer {
+				voters++
+			}
+		}
+		self := goneView{id: n.cfg.ServerID, gone: true, end: n.logEnd()}
+		best, ok := pickCandidate(append(n.askGone(leader), self), voters)
+		if !ok {
+			n.log.Info("the leader is gone for a minority only: leaving the election to Raft's timeouts",
+				"leader", leader, "voters", voters)
+			return
+		}
+		if best.id == n.cfg.ServerID {
+			n.log.Info("the leader is gone for a majority: standing for election now", "leader", leader)
+			n.trans.timeoutNow()
+			return
+		}
+		// Member best stands; give it a probe's time to win.
+		wait := time.NewTimer(n.probeTimeout())
+		tick := time.NewTicker(2 * time.Millisecond)
+		for waiting := true; waiting; {
+			select {
+			case <-n.quit:
+				wait.Stop()
+				tick.Stop()
+				return
+			case <-wait.C:
+				waiting = false
+			case <-tick.C:
+				waiting = n.stillLeads(leader)
+			}
+		}
+		wait.Stop()
+		tick.Stop()
 	}
-	if _, id := n.raft.LeaderWithID(); id != raft.ServerID(itoa(leader)) {
-		return
+}
+
+// pickCandidate returns, if a majority of the voters find the leader gone,
+// the one among them whose log is the most complete (ties: the lowest id).
+func pickCandidate(views []goneView, voters int) (goneView, bool) {
+	var best goneView
+	gone := 0
+	for _, v := range views {
+		if !v.gone {
+			continue
+		}
+		if gone == 0 || best.end.before(v.end) || v.end == best.end && v.id < best.id {
+			best = v
+		}
+		gone++
 	}
-	n.log.Info("the connection to the leader broke and it cannot be reached: standing for election now",
-		"leader", leader, "err", err)
-	n.standNow(raft.ServerID(itoa(leader)))
+	return best, gone > voters/2
+}
+
+// stillLeads reports whether this member's Raft still takes leader as the
+// leader, or knows none, and this member still follows.
+func (n *Node) stillLeads(leader int) bool {
+	_, id := n.raft.LeaderWithID()
+	return n.raft.State() == raft.Follower && (id == "" || id == raft.ServerID(itoa(leader)))
+}
+
+// logEnd is where this member's log ends.
+func (n *Node) logEnd() logEnd {
+	term, _ := strconv.ParseUint(n.raft.Stats()["last_log_term"], 10, 64)
+	return logEnd{term: term, index: n.raft.LastIndex()}
+}
+
+// askGone asks every other voter at once whether leader is gone for it. A
+// voter that cannot be asked counts as one that still has the leader.
+func (n *Node) askGone(leader int) []goneView {
+	var ids []int
+	for _, p := range n.cfg.Servers {
+		if !p.Observer && p.ID != n.cfg.ServerID && p.ID != leader {
+			ids = append(ids, p.ID)
+		}
+	}
+	views := make([]goneView, len(ids))
+	var wg sync.WaitGroup
+	for i, id := range ids {
+		views[i].id = id
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			reply, err := n.ask(id, fwdGone, binary.BigEndian.AppendUint32(nil, uint32(leader)), 2*n.probeTimeout())
+			if err != nil || len(reply) < 17 {
+				return
+			}
+			views[i].gone = reply[0] == 1
+			views[i].end = logEnd{term: binary.BigEndian.Uint64(reply[1:]), index: binary.BigEndian.Uint64(reply[9:])}
+		}()
+	}
+	wg.Wait()
+	return views
+}
+
+// answerGone answers another member's "is the leader gone?": gone if this
+// member knows no leader, or the leader it knows is that one and a ping
+// fails; then it takes part in choosing who stands. The answer carries
+// where this member's log ends.
+func (n *Node) answerGone(payload []byte) []byte {
+	gone := false
+	if len(payload) >= 4 {
+		leader := int(binary.BigEndian.Uint32(payload))
+		_, id := n.raft.LeaderWithID()
+		switch {
+		case id == "":
+			gone = true
+		case id == raft.ServerID(itoa(leader)):
+			err := n.ping(leader)
+			gone = err != nil && !errors.Is(err, os.ErrDeadlineExceeded)
+			if gone {
+				n.standIfGone(leader, true)
+			}
+		}
+	}
+	end := n.logEnd()
+	out := []byte{b2u8(gone)}
+	out = binary.BigEndian.AppendUint64(out, end.term)
+	return binary.BigEndian.AppendUint64(out, end.index)
 }
 
 // ping dials member id's forward port and waits for the answer to a ping.
@@ -94,62 +238,38 @@ func (n *Node) probeLeader(leader int) {
 // error that is not a timeout means the member's process is gone, or cut
 // off from this one.
 func (n *Node) ping(id int) error {
+	_, err := n.ask(id, fwdPing, nil, n.probeTimeout())
+	return err
+}
+
+// ask sends member id one request of type typ on a connection of its own
+// and returns the answer's payload.
+func (n *Node) ask(id int, typ byte, payload []byte, timeout time.Duration) ([]byte, error) {
 	peer, ok := n.cfg.Peer(id)
 	if !ok {
-		return fmt.Errorf("member %d is not among the servers", id)
+		return nil, fmt.Errorf("member %d is not among the servers", id)
 	}
-	nc, err := dialPeer(n.cfg.Links, n.cfg.ServerID, id, peer.ForwardAddr, n.probeTimeout())
+	nc, err := dialPeer(n.cfg.Links, n.cfg.ServerID, id, peer.ForwardAddr, timeout)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer nc.Close()
-	nc.SetDeadline(time.Now().Add(n.probeTimeout()))
-	if _, err := nc.Write(appendFwd(nil, fwdPing, 1, nil)); err != nil {
-		return err
+	nc.SetDeadline(time.Now().Add(timeout))
+	if _, err := nc.Write(appendFwd(nil, typ, 1, payload)); err != nil {
+		return nil, err
 	}
 	frame, err := wire.NewFrameReader(nc, maxForwardFrame).Next()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if len(frame) < 10 || frame[0] != fwdPing {
-		return fmt.Errorf("member %d: unexpected answer to a ping", id)
+	if len(frame) < 10 || frame[0] != typ {
+		return nil, fmt.Errorf("member %d: unexpected answer", id)
 	}
-	return nil
+	if frame[9] != fwdOK {
+		return nil, fwdError(frame[9], frame[10:])
+	}
+	return frame[10:], nil
 }
 
 // probeTimeout bounds the ping that checks whether the leader is there.
 func (n *Node) probeTimeout() time.Duration { return min(n.cfg.RaftTimeout/2, 500*time.Millisecond) }
-
-// standNow lowers Raft's timeouts so that this follower stands for
-// election at once (see the package's failover notes).
-func (n *Node) standNow(dead raft.ServerID) {
-	n.reloadMu.Lock()
-	n.fastSince, n.fastLeader = time.Now(), dead
-	n.reloadMu.Unlock()
-	fast := n.fastTimeout()
-	if err := n.reloadConfig(func(rc *raft.ReloadableConfig) {
-		rc.HeartbeatTimeout, rc.ElectionTimeout = fast, fast
-	}); err != nil {
-		n.log.Warn("stand for election", "err", err)
-	}
-}
-
-// settleTimeouts puts the usual timeouts back after a fast election, once a
-// leader other than the dead one is known, or two Raft timeouts on.
-func (n *Node) settleTimeouts(leader raft.ServerID) {
-	n.reloadMu.Lock()
-	since, dead := n.fastSince, n.fastLeader
-	n.reloadMu.Unlock()
-	if since.IsZero() || (leader == "" || leader == dead) && time.Since(since) < 2*n.cfg.RaftTimeout {
-		return
-	}
-	if err := n.reloadConfig(func(rc *raft.ReloadableConfig) {
-		rc.HeartbeatTimeout, rc.ElectionTimeout = n.cfg.RaftTimeout, n.cfg.RaftTimeout
-	}); err != nil {
-		n.log.Warn("restore raft timeouts", "err", err)
-		return
-	}
-	n.reloadMu.Lock()
-	n.fastSince = time.Time{}
-	n.reloadMu.Unlock()
-}

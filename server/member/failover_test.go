@@ -1,9 +1,19 @@
 package member
 
 import (
+	"bytes"
 	"errors"
+	"io"
+	"log/slog"
+	"net"
 	"os"
+	"strings"
+	"sync"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/hashicorp/raft"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -20,4 +30,136 @@ func TestPing_AnsweredWhileTheMemberRuns(t *testing.T) {
 	err := nodes[0].ping(2)
 	require.Error(t, err)
 	assert.False(t, errors.Is(err, os.ErrDeadlineExceeded), "a definite failure, not a timeout: %v", err)
+}
+
+// When the leader's process goes, its connections break and the followers
+// elect a new leader at once, long before Raft's heartbeat timeout (here
+// ten seconds) would have let them stand, in one election round.
+func TestFailover_AMajorityThatFindsTheLeaderGoneElectsAtOnce(t *testing.T) {
+	nodes := startNodes(t, 3, func(c *Config) { c.RaftTimeout = 10 * time.Second })
+	old := leaderOf(nodes)
+	term := old.raft.CurrentTerm()
+	stopped := time.Now()
+	old.Stop()
+	old.Wait()
+	var next *Node
+	waitFor(t, 5*time.Second, "a new leader", func() bool {
+		next = leaderOf(nodes)
+		return next != nil
+	})
+	t.Logf("new leader after %v", time.Since(stopped))
+	assert.Equal(t, term+1, next.raft.CurrentTerm(), "one election, no split vote")
+}
+
+// A member cut off from a leader the others still reach does not stand:
+// it would raise its term and depose that leader once the link is back.
+func TestFailover_AMemberCutOffAloneDoesNotStand(t *testing.T) {
+	links := NewLinks()
+	var logged syncBuffer
+	nodes := startNodes(t, 3, func(c *Config) {
+		c.RaftTimeout = 10 * time.Second
+		c.Links = links
+		c.Logger = slog.New(slog.NewTextHandler(&logged, nil))
+	})
+	leader := leaderOf(nodes)
+	eventually(t, "every member to know the leader", func() bool {
+		for _, n := range nodes {
+			if _, id := n.raft.LeaderWithID(); id != raft.ServerID(itoa(leader.cfg.ServerID)) {
+				return false
+			}
+		}
+		return true
+	})
+	var cutOff *Node
+	for _, n := range nodes {
+		if n != leader {
+			cutOff = n
+			break
+		}
+	}
+	term := leader.raft.CurrentTerm()
+	links.Cut(leader.cfg.ServerID, cutOff.cfg.ServerID)
+	cutOff.leaderLinkBroken(leader.cfg.ServerID)
+	eventually(t, "the probe to find the leader gone for a minority only", func() bool {
+		return strings.Contains(logged.String(), "gone for a minority only")
+	})
+	assert.Same(t, leader, leaderOf(nodes))
+	assert.Equal(t, raft.Follower, cutOff.raft.State())
+	for _, n := range nodes {
+		assert.Equal(t, term, n.raft.CurrentTerm(), "member %d's term", n.cfg.ServerID)
+	}
+}
+
+// syncBuffer is a bytes.Buffer that several goroutines may write.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func TestPickCandidate(t *testing.T) {
+	at := func(term, index uint64) logEnd { return logEnd{term: term, index: index} }
+	tests := []struct {
+		name   string
+		views  []goneView
+		voters int
+		want   int // 0: no candidate
+	}{
+		{"the most complete log wins", []goneView{{1, true, at(2, 10)}, {2, true, at(2, 12)}}, 3, 2},
+		{"a later term beats a longer log", []goneView{{1, true, at(3, 5)}, {2, true, at(2, 12)}}, 3, 1},
+		{"a tie goes to the lowest id", []goneView{{3, true, at(2, 12)}, {2, true, at(2, 12)}}, 3, 2},
+		{"members that still reach the leader are not counted", []goneView{{1, true, at(2, 10)}, {2, false, at(2, 99)}}, 3, 0},
+		{"a majority of five", []goneView{{1, true, at(2, 10)}, {2, true, at(2, 9)}, {4, true, at(2, 9)}, {5, false, at(2, 12)}}, 5, 1},
+		{"two of five is no majority", []goneView{{1, true, at(2, 10)}, {2, true, at(2, 9)}, {4, false, at(2, 9)}}, 5, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			best, ok := pickCandidate(tt.views, tt.voters)
+			if tt.want == 0 {
+				assert.False(t, ok)
+				return
+			}
+			require.True(t, ok)
+			assert.Equal(t, tt.want, best.id)
+		})
+	}
+}
+
+// A vote request that meets a connection a restarted member left in the
+// pool is sent again; one refused outright is not.
+func TestRetryStale(t *testing.T) {
+	reset := &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}
+	tests := []struct {
+		name  string
+		errs  []error
+		calls int
+		fails bool
+	}{
+		{"first try", []error{nil}, 1, false},
+		{"after stale connections", []error{io.EOF, reset, errors.New("msgpack decode error [pos 0]: read tcp: connection reset by peer"), nil}, 4, false},
+		{"a refused dial is final", []error{&net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}}, 1, true},
+		{"gives up after the pool", []error{io.EOF, io.EOF, io.EOF, io.EOF, io.EOF, io.EOF, io.EOF}, maxPooledConns + 1, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			calls := 0
+			err := retryStale(func() error {
+				calls++
+				return tt.errs[calls-1]
+			})
+			assert.Equal(t, tt.calls, calls)
+			assert.Equal(t, tt.fails, err != nil, "error: %v", err)
+		})
+	}
 }

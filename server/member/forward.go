@@ -21,6 +21,7 @@ const (
 	fwdRevalidate byte = 3 // a resuming session and its timeout; reply: 1 if alive
 	fwdSync       byte = 4 // a barrier; reply: the leader's last applied zxid
 	fwdPing       byte = 5 // nothing; reply: status only (the member's process is there)
+	fwdGone       byte = 6 // a leader's id (uint32); reply: gone for the member asked (byte), its last log term and index
 
 	fwdOK  byte = 0
 	fwdErr byte = 1
@@ -126,6 +127,8 @@ func (n *Node) serveForward(nc net.Conn) {
 			replies <- fwdReply{typ: typ, id: id, future: n.raft.Barrier(n.cfg.RaftTimeout * 10)}
 		case fwdPing:
 			replies <- fwdReply{typ: typ, id: id}
+		case fwdGone:
+			replies <- fwdReply{typ: typ, id: id, value: n.answerGone(payload)}
 		}
 	}
 }

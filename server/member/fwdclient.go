@@ -46,6 +46,7 @@ func (f *forwarder) client(deadline time.Time) (*fwdClient, error) {
 			return nil, ErrClosed
 		default:
 		}
+		changed := n.leaderChanges()
 		c, err := f.dialLeader()
 		if err == nil || errors.Is(err, errIsLeader) || time.Now().After(deadline) {
 			return c, err
@@ -55,8 +56,9 @@ func (f *forwarder) client(deadline time.Time) (*fwdClient, error) {
 			continue
 		}
 		// The leader Raft names is unreachable (dead, or cut off): wait for
-		// Raft to elect or find another, a little at a time.
+		// Raft to elect or find another, trying again now and then.
 		select {
+		case <-changed:
 		case <-time.After(n.cfg.RaftTimeout / 4):
 		case <-n.quit:
 			return nil, ErrClosed

@@ -27,6 +27,7 @@ func (n *Node) watchLeadership() {
 	ticker := time.NewTicker(max(n.cfg.RaftTimeout/4, time.Millisecond))
 	defer ticker.Stop()
 	var leaderless time.Time
+	var last raft.ServerID
 	for {
 		select {
 		case <-n.quit:
@@ -40,7 +41,10 @@ func (n *Node) watchLeadership() {
 		}
 		n.leading.Store(isLeader) // only after Elected: see Leading
 		_, id := n.raft.LeaderWithID()
-		n.settleTimeouts(id)
+		if id != last {
+			last = id
+			n.leaderChanged()
+		}
 		if id != "" {
 			leaderless = time.Time{}
 			n.leaderKnown(true)
@@ -100,11 +104,27 @@ func (n *Node) leaderKnown(known bool) {
 	}
 }
 
+// leaderChanged wakes those waiting for Raft to name another leader.
+func (n *Node) leaderChanged() {
+	n.servingMu.Lock()
+	defer n.servingMu.Unlock()
+	close(n.changedCh)
+	n.changedCh = make(chan struct{})
+}
+
+// leaderChanges returns a channel closed when Raft next names another
+// leader (or none).
+func (n *Node) leaderChanges() <-chan struct{} {
+	n.servingMu.Lock()
+	defer n.servingMu.Unlock()
+	return n.changedCh
+}
+
 // waitForLeader waits up to d until a leader is known.
 func (n *Node) waitForLeader(d time.Duration) bool { return n.waitClosed(&n.leaderCh, d, nil) }
 
 // waitClosed waits up to d, or until done or shutdown, for the channel *ch
-// (leaderCh or servingCh, which servingMu guards) to be closed.
+// (leaderCh, servingCh or changedCh, which servingMu guards) to be closed.
 func (n *Node) waitClosed(ch *chan struct{}, d time.Duration, done <-chan struct{}) bool {
 	n.servingMu.Lock()
 	c := *ch
@@ -194,11 +214,13 @@ func (n *Node) askLeader(ask func(deadline time.Time) error, local func()) error
 			local()
 			return nil
 		}
+		changed := n.leaderChanges()
 		err := ask(deadline)
 		if err == nil || !leaderMoved(err) || time.Now().After(deadline) {
 			return err
 		}
 		select {
+		case <-changed:
 		case <-time.After(n.cfg.RaftTimeout / 10):
 		case <-n.quit:
 			return ErrClosed

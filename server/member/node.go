@@ -144,16 +144,15 @@ type Node struct {
 	// only then may the leader expire sessions.
 	leading atomic.Bool
 
-	servingMu sync.Mutex    // guards servingCh, leaderCh
+	servingMu sync.Mutex    // guards servingCh, leaderCh, changedCh
 	servingCh chan struct{} // closed while serving
 	leaderCh  chan struct{} // closed while a leader is known
+	changedCh chan struct{} // closed when Raft names another leader, then replaced
 	// futures carries every proposal's future to waitFutures, which tells
 	// Host of a proposal Raft refuses or loses.
 	futures     chan proposal
-	probing     atomic.Bool // a leader probe runs (see failover.go)
-	reloadMu    sync.Mutex  // serializes changes to Raft's reloadable settings
-	fastSince   time.Time   // when a fast election began; zero if none (watchLeadership's)
-	fastLeader  raft.ServerID
+	probing     atomic.Bool  // a leader probe runs (see failover.go)
+	reloadMu    sync.Mutex   // serializes changes to Raft's reloadable settings
 	applyMu     sync.RWMutex // guards applyClosed; held to read around each raft.Apply
 	applyClosed bool
 	unanswered  atomic.Int64 // raft.Apply futures not yet answered
@@ -185,6 +184,7 @@ func New(cfg Config, fsm *raftfsm.FSM, host Host) *Node {
 		futures:   make(chan proposal, 8192),
 		servingCh: make(chan struct{}),
 		leaderCh:  make(chan struct{}),
+		changedCh: make(chan struct{}),
 		touched:   make(map[int64]struct{}),
 		lastHeard: make(map[int]time.Time),
 		applied:   make(map[int]uint64),

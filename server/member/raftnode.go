@@ -200,7 +200,7 @@ func (n *Node) raftTransport() (raft.Transport, raft.Configuration, error) {
 			ID: raft.ServerID(strconv.Itoa(p.ID)), Address: raft.ServerAddress(p.RaftAddr)})
 	}
 	trans := raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
-		Stream: stream, MaxPool: 4, Timeout: 10 * time.Second, Logger: raftLogger(n.log),
+		Stream: stream, MaxPool: maxPooledConns, Timeout: 10 * time.Second, Logger: raftLogger(n.log),
 	})
 	n.closers = append(n.closers, trans)
 	header := raft.RPCHeader{ProtocolVersion: raft.ProtocolVersionMax, ID: []byte(id), Addr: []byte(self.RaftAddr)}
@@ -349,6 +349,10 @@ func fitTrailingLogs(current uint64, lags []uint64) uint64 {
 	}
 	return want
 }
+
+// maxPooledConns is how many idle connections Raft's network transport
+// keeps to each member.
+const maxPooledConns = 4
 
 func itoa(i int) string { return strconv.Itoa(i) }
 

@@ -1,9 +1,13 @@
 package member
 
 import (
+	"errors"
+	"io"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -56,6 +60,7 @@ type peerTransport struct {
 	timeout time.Duration // how long a notice is held
 
 	stored     chan struct{} // signalled when the log store stored entries
+	local      chan raft.RPC // RPCs this member hands its own Raft (see timeoutNow)
 	lastStored atomic.Uint64
 	raft       atomic.Pointer[raft.Raft]
 	// noticed is the highest index a commit notice named, storedCommand
@@ -67,7 +72,7 @@ type peerTransport struct {
 func newPeerTransport(t *raft.NetworkTransport, header raft.RPCHeader, guard *voteGuard, quit <-chan struct{},
 	timeout time.Duration, log *slog.Logger) *peerTransport {
 	return &peerTransport{NetworkTransport: t, header: header, guard: guard, out: make(chan raft.RPC),
-		quit: quit, log: log, timeout: timeout, stored: make(chan struct{}, 1)}
+		quit: quit, log: log, timeout: timeout, stored: make(chan struct{}, 1), local: make(chan raft.RPC, 1)}
 }
 
 // Consumer implements raft.Transport.
@@ -157,6 +162,8 @@ func (t *peerTransport) runFrom(in <-chan raft.RPC) {
 				}
 			}
 			queue = append(queue, rpc)
+		case rpc := <-t.local:
+			queue = append(queue, rpc)
 		case out <- next:
 			queue[0] = raft.RPC{}
 			queue = queue[1:]
@@ -174,6 +181,62 @@ func (t *peerTransport) runFrom(in <-chan raft.RPC) {
 		case <-t.quit:
 			return
 		}
+	}
+}
+
+// RequestVote implements raft.Transport, retrying on a stale connection.
+func (t *peerTransport) RequestVote(id raft.ServerID, target raft.ServerAddress,
+	args *raft.RequestVoteRequest, resp *raft.RequestVoteResponse) error {
+	return retryStale(func() error { return t.NetworkTransport.RequestVote(id, target, args, resp) })
+}
+
+// RequestPreVote implements raft.Transport, retrying on a stale connection.
+func (t *peerTransport) RequestPreVote(id raft.ServerID, target raft.ServerAddress,
+	args *raft.RequestPreVoteRequest, resp *raft.RequestPreVoteResponse) error {
+	return retryStale(func() error { return t.NetworkTransport.RequestPreVote(id, target, args, resp) })
+}
+
+// retryStale calls rpc again while it fails on a connection the far side
+// had closed. Raft's network transport pools connections and cannot tell a
+// pooled one that a restarted member left behind: the next request on it
+// fails. Raft asks each member for its vote once per election, so one
+// failure there costs a whole election timeout. A vote request may be sent
+// twice: a member grants the same candidate its vote again in a term.
+func retryStale(rpc func() error) error {
+	var err error
+	for range maxPooledConns + 1 {
+		if err = rpc(); !staleConn(err) {
+			return err
+		}
+	}
+	return err
+}
+
+// staleConn reports whether err means a connection was already closed by
+// the far side when it was used (not that a new one was refused). The
+// transport's decoder wraps errors without a way to unwrap them, so the
+// message is read too.
+func staleConn(err error) bool {
+	if err == nil {
+		return false
+	}
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
+		return true
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "connection reset by peer") || strings.Contains(msg, "broken pipe") ||
+		strings.HasSuffix(msg, ": EOF")
+}
+
+// timeoutNow hands this member's Raft a TimeoutNow, as a leader handing
+// over its office would: Raft stands for election at once, and the others
+// grant their votes although they still know a leader (see failover.go).
+func (t *peerTransport) timeoutNow() {
+	rpc := raft.RPC{Command: &raft.TimeoutNowRequest{RPCHeader: t.header}, RespChan: make(chan raft.RPCResponse, 1)}
+	select {
+	case t.local <- rpc:
+	default: // one is on its way already
 	}
 }
 
