@@ -3,6 +3,9 @@ package integration
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -105,4 +108,46 @@ func TestClusterDurableRestart(t *testing.T) {
 	got := c.Server(c.Leader()).FSM()
 	assert.Equal(t, digest, got.Digest())
 	assert.Equal(t, zxid, got.LastZxid(), "no write since the restart")
+}
+
+// /zookeeper/config lists the members on every member, as a ZooKeeper
+// ensemble's does: "server.N=host:port1:port2:participant" lines in id
+// order, then the version; not a logged write, so mzxid 0 and version -1.
+// Each member sets it for itself (TestFSM_ConfigSurvivesRestore: and keeps
+// it through a snapshot restore).
+func TestCluster_ConfigNodeListsTheMembers(t *testing.T) {
+	c := servertest.NewCluster(t, 3)
+	var want strings.Builder
+	for _, p := range c.Server(0).Config().Servers {
+		_, port1, _ := net.SplitHostPort(p.RaftAddr)
+		_, port2, _ := net.SplitHostPort(p.ForwardAddr)
+		fmt.Fprintf(&want, "server.%d=127.0.0.1:%s:%s:participant\n", p.ID, port1, port2)
+	}
+	want.WriteString("version=0")
+	for i := range 3 {
+		zc := mustConnect(t, c.Addr(i))
+		data, stat, err := zc.Get("/zookeeper/config")
+		require.NoError(t, err)
+		assert.Equal(t, want.String(), string(data), "member %d", i+1)
+		assert.Equal(t, int32(-1), stat.Version)
+		assert.Zero(t, stat.Mzxid)
+		assert.Equal(t, int32(len(want.String())), stat.DataLength)
+	}
+	// A member that restarts in memory catches up and still lists the
+	// members.
+	follower := (c.Leader() + 1) % 3
+	zc := mustConnect(t, c.Addr(c.Leader()))
+	for i := range 50 {
+		_, err := zc.Create(fmt.Sprintf("/n%d", i), nil, 0, zk.WorldACL(zk.PermAll))
+		require.NoError(t, err)
+	}
+	c.Kill(follower)
+	c.Restart(follower)
+	zf := mustConnect(t, c.Addr(follower))
+	_, err := zf.Sync("/")
+	require.NoError(t, err)
+	data, stat, err := zf.Get("/zookeeper/config")
+	require.NoError(t, err)
+	assert.Equal(t, want.String(), string(data))
+	assert.Equal(t, int32(-1), stat.Version)
 }

@@ -38,7 +38,7 @@ func (r *rzRun) connectGZ(name string) *rzGZClient {
 		}
 		return &rzTapConn{Conn: nc, log: tap, first: true}, nil
 	}
-	c, events, err := zk.Connect([]string{r.addr}, 10*time.Second,
+	c, events, err := zk.Connect([]string{r.nextAddr()}, 10*time.Second,
 		zk.WithLogInfo(false), zk.WithLogger(rzQuietLogger{}), zk.WithDialer(dialer))
 	if err != nil {
 		r.t.Fatalf("%s: connect %s: %v", r.target, name, err)
@@ -65,6 +65,12 @@ func (r *rzRun) do(cl *rzGZClient, name string, write bool, fn func(o *rzObs)) {
 		// Let the clock move on, so that whether a write's mtime equals an
 		// earlier write's time does not depend on how fast the server is.
 		time.Sleep(2 * time.Millisecond)
+	}
+	if r.needsSync(cl.name) {
+		if _, err := cl.c.Sync("/"); err != nil {
+			r.t.Logf("%s: %s: sync before %q: %v", r.target, cl.name, name, err)
+		}
+		cl.tap.dropReplies()
 	}
 	o := r.begin(cl.name, name)
 	fn(o)
@@ -358,19 +364,18 @@ func (r *rzRun) note(name string) {
 // ---------------------------------------------------------------------------
 
 func TestRealzkGoZK(t *testing.T) {
-	addr := realzkAddr(t)
+	addrs := realzkAddrs(t)
 	root := newRZRoot(t)
-	t.Cleanup(func() { realzkCleanup(t, addr, root) })
+	t.Cleanup(func() { realzkCleanup(t, addrs[0], root) })
 	t.Logf("root %s", root)
 
 	var runs [2]*rzRun
 	ok := t.Run("zkraft", func(t *testing.T) {
-		srv := rzServer(t)
-		runs[0] = newRZRun(t, "zkraft", srv.ConnectString(), root)
+		runs[0] = newRZRun(t, "zkraft", rzServers(t, len(addrs)), root)
 		rzGoZKScript(runs[0])
 	})
 	ok = t.Run("zookeeper", func(t *testing.T) {
-		runs[1] = newRZRun(t, "zookeeper", addr, root)
+		runs[1] = newRZRun(t, "zookeeper", addrs, root)
 		rzGoZKScript(runs[1])
 	}) && ok
 	if !ok || runs[0] == nil || runs[1] == nil {

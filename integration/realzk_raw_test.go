@@ -76,7 +76,7 @@ func rzIsTimeout(err error) bool {
 // (session 0) or to resume one, and records the ConnectResponse as a step.
 func (r *rzRun) connectRaw(name string, readOnly bool, session int64, passwd []byte) *rzRawClient {
 	r.t.Helper()
-	nc, err := net.DialTimeout("tcp", r.addr, 5*time.Second)
+	nc, err := net.DialTimeout("tcp", r.nextAddr(), 5*time.Second)
 	if err != nil {
 		r.t.Fatalf("%s: dial: %v", r.target, err)
 	}
@@ -154,6 +154,9 @@ func (r *rzRun) raw(cl *rzRawClient, name string, op wire.Op, rec wire.Record, o
 		o.add("not sent: connection %s", cl.dead)
 		return
 	}
+	if r.needsSync(cl.name) && !r.presync(cl, o) {
+		return
+	}
 	var xid int32
 	if opt.xid != nil {
 		xid = *opt.xid
@@ -218,6 +221,50 @@ func (r *rzRun) raw(cl *rzRawClient, name string, op wire.Op, rec wire.Record, o
 			o.rawBody(op, f.body)
 		}
 		return f.hdr, f.body, true
+	}
+}
+
+// presync sends a sync of "/" and reads frames until its reply, recording
+// the notifications that come first as part of step o, and anything else
+// odd. It reports whether the connection is still usable.
+func (r *rzRun) presync(cl *rzRawClient, o *rzObs) bool {
+	cl.xid++
+	xid := cl.xid
+	b, start := wire.StartFrame(nil)
+	b = wire.RequestHeader{Xid: xid, OpCode: wire.OpSync}.Append(b)
+	b = (&wire.PathRequest{Path: "/"}).Append(b)
+	if _, err := cl.nc.Write(wire.EndFrame(b, start)); err != nil {
+		cl.dead = "closed"
+		o.add("sync: write failed")
+		return false
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		f, err := cl.next(deadline)
+		if err != nil {
+			if rzIsTimeout(err) {
+				o.add(" sync: no reply")
+			} else {
+				cl.dead = "closed"
+				o.add(" sync: closed")
+			}
+			return false
+		}
+		switch {
+		case f.hdr.Xid == wire.XidNotification:
+			var ev wire.WatcherEvent
+			ev.Decode(f.body)
+			o.event(f.hdr.Zxid, ev)
+		case f.hdr.Xid == xid:
+			if f.hdr.Err != wire.CodeOK {
+				o.add(" sync(%s)", f.hdr.Err)
+			}
+			return true
+		case f.hdr.Xid != wire.XidPing:
+			o.add(" unexpected-frame(")
+			o.oddFrame(f.payload)
+			o.add(")")
+		}
 	}
 }
 
@@ -403,19 +450,18 @@ func (o *rzObs) rawBody(op wire.Op, b []byte) {
 // ---------------------------------------------------------------------------
 
 func TestRealzkRaw(t *testing.T) {
-	addr := realzkAddr(t)
+	addrs := realzkAddrs(t)
 	root := newRZRoot(t)
-	t.Cleanup(func() { realzkCleanup(t, addr, root) })
+	t.Cleanup(func() { realzkCleanup(t, addrs[0], root) })
 	t.Logf("root %s", root)
 
 	var runs [2]*rzRun
 	ok := t.Run("zkraft", func(t *testing.T) {
-		srv := rzServer(t)
-		runs[0] = newRZRun(t, "zkraft", srv.ConnectString(), root)
+		runs[0] = newRZRun(t, "zkraft", rzServers(t, len(addrs)), root)
 		rzRawScript(runs[0])
 	})
 	ok = t.Run("zookeeper", func(t *testing.T) {
-		runs[1] = newRZRun(t, "zookeeper", addr, root)
+		runs[1] = newRZRun(t, "zookeeper", addrs, root)
 		rzRawScript(runs[1])
 	}) && ok
 	if !ok || runs[0] == nil || runs[1] == nil {

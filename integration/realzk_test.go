@@ -27,6 +27,7 @@ package integration
 //   - ctime/mtime: only "c=m", "c<m", "c>m" (and "c=m=0").
 //   - ephemeralOwner: 0, "own" (the acting session) or "other(X)" (session of
 //     client X of the same run); any other value is "unknown".
+//   - the ports in /zookeeper/config's member lines are written "<port>";
 //   - the root path is written "~"; getChildren and getEphemerals lists are
 //     compared in the servers' order (ZooKeeper's HashSet order, which zkraft
 //     reproduces), except the children of "/", sorted after filtering.
@@ -35,6 +36,18 @@ package integration
 //
 //	/work/shared/tools/realzk start /tmp/rz/single-fresh 12181
 //	ZKRAFT_REALZK=127.0.0.1:12181 go test -tags realzk -count=1 -run Realzk -v ./integration
+//
+// or with a cluster, naming every member: zkraft then runs as an in-process
+// cluster of as many members, and in both runs the clients are spread over
+// the members in turn (the first client on the first member, and so on).
+// Sessions on different members see each other's writes only once their
+// member has applied them, so a client whose step follows another client's
+// first sends a sync (of "/"), unrecorded but for the notifications that
+// arrive before its reply, which belong to the step as they would on a
+// single server:
+//
+//	/work/shared/tools/realzk cluster /tmp/rz3 12181
+//	ZKRAFT_REALZK=127.0.0.1:12181,127.0.0.1:12182,127.0.0.1:12183 go test -tags realzk -count=1 -run Realzk -v ./integration
 //
 // ZKRAFT_REALZK_DUMP=<dir> also writes both normalized logs there.
 
@@ -48,6 +61,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -111,14 +125,15 @@ func realzkAllowedWhy(step string) (string, bool) {
 	return "", false
 }
 
-// realzkAddr returns the reference server's address, or skips the test.
-func realzkAddr(t *testing.T) string {
+// realzkAddrs returns the reference server's address, or its members',
+// or skips the test.
+func realzkAddrs(t *testing.T) []string {
 	t.Helper()
 	addr := os.Getenv(realzkEnv)
 	if addr == "" {
 		t.Skip("differential test against real ZooKeeper: " + realzkHowTo)
 	}
-	return addr
+	return strings.Split(addr, ",")
 }
 
 // newRZRoot returns a fresh random root path.
@@ -130,11 +145,21 @@ func newRZRoot(t *testing.T) string {
 	return "/zkraft-cmp-" + hex.EncodeToString(b[:])
 }
 
-// rzServer starts a zkraft for the comparison, logging warnings only.
-func rzServer(t *testing.T) *server.Server {
-	return servertest.NewServer(t, servertest.WithConfig(func(c *server.Config) {
+// rzServers starts a zkraft for the comparison, of n members, logging
+// warnings only, and returns its members' addresses.
+func rzServers(t *testing.T, n int) []string {
+	logger := servertest.WithConfig(func(c *server.Config) {
 		c.Logger = slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-	}))
+	})
+	if n == 1 {
+		return []string{servertest.NewServer(t, logger).ConnectString()}
+	}
+	c := servertest.NewCluster(t, n, logger)
+	addrs := make([]string, n)
+	for i := range addrs {
+		addrs[i] = c.Addr(i)
+	}
+	return addrs
 }
 
 // realzkCleanup deletes root and everything under it on the reference
@@ -187,8 +212,10 @@ type rzStep struct {
 // rzRun is one execution of a script against one server.
 type rzRun struct {
 	t        *testing.T
-	target   string // "zkraft" or "zookeeper"
-	addr     string
+	target   string   // "zkraft" or "zookeeper"
+	addrs    []string // the server's members, where clients connect in turn
+	conns    int      // connections made so far
+	actor    string   // the client that took the last step
 	root     string
 	steps    []*rzStep
 	labels   map[int64]int    // zxid -> index of the first write step that returned it
@@ -200,13 +227,28 @@ type rzRun struct {
 	rootMasked bool
 }
 
-func newRZRun(t *testing.T, target, addr, root string) *rzRun {
+func newRZRun(t *testing.T, target string, addrs []string, root string) *rzRun {
 	return &rzRun{
-		t: t, target: target, addr: addr, root: root,
+		t: t, target: target, addrs: addrs, root: root,
 		labels:   map[int64]int{},
 		sessions: map[int64]string{},
 		watches:  map[string]<-chan zk.Event{},
 	}
+}
+
+// nextAddr returns the member the next connection goes to.
+func (r *rzRun) nextAddr() string {
+	addr := r.addrs[r.conns%len(r.addrs)]
+	r.conns++
+	return addr
+}
+
+// needsSync reports whether client name must sync before its step (see the
+// package comment), and notes it as the client acting now.
+func (r *rzRun) needsSync(name string) bool {
+	sync := len(r.addrs) > 1 && r.actor != "" && r.actor != name
+	r.actor = name
+	return sync
 }
 
 // rzObs builds the observation of one step.
@@ -300,8 +342,12 @@ func rzData(b []byte) string {
 	if b == nil {
 		return "nil"
 	}
-	return strconv.Quote(string(b))
+	return strconv.Quote(rzMemberPorts.ReplaceAllString(string(b), "$1:<port>:<port>:"))
 }
+
+// rzMemberPorts matches a member's ports in /zookeeper/config's lines, which
+// differ between the two clusters.
+var rzMemberPorts = regexp.MustCompile(`(?m)^(server\.\d+=[^\n]*?):\d+:\d+:`)
 
 // rzList shows a list in the server's own order: zkraft lists children and
 // ephemerals in the order ZooKeeper's HashSets iterate them.
@@ -489,6 +535,20 @@ func (l *rzTapLog) takeReply() []rzTapFrame {
 	out := slices.Clone(l.frames[l.cursor : last+1])
 	l.cursor = last + 1
 	return out
+}
+
+// dropReplies forgets the reply frames since the last take (a sync sent
+// before a step), keeping the notifications.
+func (l *rzTapLog) dropReplies() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	kept := l.frames[:l.cursor]
+	for _, f := range l.frames[l.cursor:] {
+		if f.kind != rzTapReply {
+			kept = append(kept, f)
+		}
+	}
+	l.frames = kept
 }
 
 // takeAll returns every frame since the last take.

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/hashicorp/raft"
 
@@ -54,6 +55,7 @@ type FSM struct {
 
 	lastZxid atomic.Int64
 	obs      Observer
+	config   []byte // what /zookeeper/config holds on this member (SetConfig)
 }
 
 // New returns an FSM holding a fresh tree and no sessions. obs may be nil.
@@ -65,6 +67,16 @@ var (
 	_ raft.FSM         = (*FSM)(nil)
 	_ raft.BatchingFSM = (*FSM)(nil)
 )
+
+// SetConfig makes /zookeeper/config hold the ensemble's configuration on
+// this member, now and after every restore, as a ZooKeeper member does when
+// it starts and whenever it loads a snapshot (see tree.SetConfig).
+func (f *FSM) SetConfig(data []byte) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.config = data
+	f.tree.SetConfig(data, time.Now().UnixMilli())
+}
 
 // LastZxid returns the zxid (log index) of the last applied command.
 func (f *FSM) LastZxid() int64 { return f.lastZxid.Load() }

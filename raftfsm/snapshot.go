@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/hashicorp/raft"
 
@@ -107,6 +108,9 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.config != nil {
+		t.SetConfig(f.config, time.Now().UnixMilli())
+	}
 	f.tree, f.sessions = t, sessions
 	f.lastZxid.Store(lastZxid)
 	if f.obs != nil {

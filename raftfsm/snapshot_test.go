@@ -208,3 +208,24 @@ func TestFSM_RestoreWrapsTreeErrors(t *testing.T) {
 	assert.ErrorIs(t, err, raftfsm.ErrBadSnapshot)
 	assert.ErrorIs(t, err, tree.ErrBadSnapshot)
 }
+
+// /zookeeper/config is each member's own: a restore keeps what this member
+// set, whatever the snapshot's source held, and replicas' digests leave it
+// out.
+func TestFSM_ConfigSurvivesRestore(t *testing.T) {
+	src := newBusyApplier(t, nil)
+	src.fsm.SetConfig([]byte("server.1=a:1:2:participant\nversion=0"))
+	raw := mustSnapshot(t, src.fsm)
+
+	dst := newFSM(t, nil)
+	dst.SetConfig([]byte("server.1=b:1:2:participant\nversion=0"))
+	require.NoError(t, dst.Restore(io.NopCloser(bytes.NewReader(raw))))
+	dst.Read(func(tr *tree.Tree) {
+		data, stat, code := tr.Get(tree.ConfigPath, nil)
+		require.Equal(t, wire.CodeOK, code)
+		assert.Equal(t, "server.1=b:1:2:participant\nversion=0", string(data))
+		assert.Equal(t, int32(-1), stat.Version)
+		assert.Zero(t, stat.Mzxid)
+	})
+	assert.Equal(t, src.fsm.Digest(), dst.Digest(), "the digest leaves out the member's own config")
+}

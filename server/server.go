@@ -70,6 +70,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.pending.init()
 	s.fsm = raftfsm.New(s)
+	if cfg.clustered() {
+		s.fsm.SetConfig(ensembleConfig(cfg.Servers))
+	}
 	s.node = member.New(cfg.memberConfig(), s.fsm, s)
 	origin := make([]byte, 8)
 	if _, err := rand.Read(origin); err != nil {

@@ -237,11 +237,16 @@ func (t *Tree) relink(seqs map[string]uint32) error {
 }
 
 // Digest returns a hash of the whole tree's content that does not depend on
-// map order: equal trees have equal digests on every replica.
+// map order: equal trees have equal digests on every replica. It leaves out
+// /zookeeper/config, which each member sets for itself (SetConfig), as
+// ZooKeeper's digest leaves out its /zookeeper nodes.
 func (t *Tree) Digest() uint64 {
 	var sum uint64
 	var buf []byte
 	for p, n := range t.nodes {
+		if p == ConfigPath {
+			continue
+		}
 		r := t.record(p, n)
 		buf = appendRecord(buf[:0], &r)
 		h := fnv.New64a()

@@ -34,8 +34,23 @@ func New() *Tree {
 	t.addSystemNode("/", wire.OpenACLUnsafe, 0)
 	t.addSystemNode("/zookeeper", wire.OpenACLUnsafe, 0)
 	t.addSystemNode("/zookeeper/quota", wire.OpenACLUnsafe, 0)
-	t.addSystemNode("/zookeeper/config", wire.ReadACLUnsafe, -1)
+	t.addSystemNode(ConfigPath, wire.ReadACLUnsafe, -1)
 	return t
+}
+
+// ConfigPath is where ZooKeeper keeps the ensemble's configuration.
+const ConfigPath = "/zookeeper/config"
+
+// SetConfig makes /zookeeper/config hold data, as a ZooKeeper member sets it
+// when it starts or loads a snapshot: not a write of the replicated log, so
+// its mzxid stays 0 and its version -1 (ZooKeeper stores the -1 it passes as
+// the expected version), and its mtime (ms) is the member's own.
+func (t *Tree) SetConfig(data []byte, mtime int64) {
+	old := t.nodes[ConfigPath]
+	n := &node{data: data, acl: old.acl, czxid: old.czxid, pzxid: old.pzxid, ctime: old.ctime,
+		mtime: mtime, version: -1, aversion: old.aversion, kind: old.kind}
+	t.dataSize += int64(len(data) - len(old.data))
+	t.nodes[ConfigPath] = n
 }
 
 func (t *Tree) addSystemNode(p string, acl []wire.ACL, aversion int32) {
