@@ -208,6 +208,14 @@ func freeClusterBase(t *testing.T) int {
 // with scripts/zkraft-cluster, stopped (and waited for) when the test ends.
 func startZkraftCluster(t *testing.T) (addrs []string, dir string) {
 	t.Helper()
+	return startZkraftClusterWith(t, 2000, "", false)
+}
+
+// startZkraftClusterWith starts the cluster with tickTime tickMS and the
+// flags args added to every member; durable members keep their Raft logs
+// and snapshots in their data dirs.
+func startZkraftClusterWith(t *testing.T, tickMS int, args string, durable bool) (addrs []string, dir string) {
+	t.Helper()
 	bin := filepath.Join(t.TempDir(), "zkraft")
 	build := exec.Command("go", "build", "-o", bin, "./cmd/zkraft")
 	build.Dir = ".."
@@ -216,8 +224,11 @@ func startZkraftCluster(t *testing.T) (addrs []string, dir string) {
 
 	dir = t.TempDir()
 	script := filepath.Join("scripts", "zkraft-cluster")
-	start := exec.Command(script, "start", dir, strconv.Itoa(freeClusterBase(t)))
-	start.Env = append(os.Environ(), "ZKRAFT_BIN="+bin)
+	start := exec.Command(script, "start", dir, strconv.Itoa(freeClusterBase(t)), strconv.Itoa(tickMS))
+	start.Env = append(os.Environ(), "ZKRAFT_BIN="+bin, "ZKRAFT_ARGS="+args)
+	if durable {
+		start.Env = append(start.Env, "ZKRAFT_DURABLE=1")
+	}
 	start.Stderr = os.Stderr
 	out, err = start.Output()
 	t.Cleanup(func() { stopZkraftCluster(t, script, dir) })
