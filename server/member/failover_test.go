@@ -38,6 +38,7 @@ func TestPing_AnsweredWhileTheMemberRuns(t *testing.T) {
 func TestFailover_AMajorityThatFindsTheLeaderGoneElectsAtOnce(t *testing.T) {
 	nodes := startNodes(t, 3, func(c *Config) { c.RaftTimeout = 10 * time.Second })
 	old := leaderOf(nodes)
+	waitKnownLeader(t, nodes, old)
 	term := old.raft.CurrentTerm()
 	stopped := time.Now()
 	old.Stop()
@@ -62,14 +63,7 @@ func TestFailover_AMemberCutOffAloneDoesNotStand(t *testing.T) {
 		c.Logger = slog.New(slog.NewTextHandler(&logged, nil))
 	})
 	leader := leaderOf(nodes)
-	eventually(t, "every member to know the leader", func() bool {
-		for _, n := range nodes {
-			if _, id := n.raft.LeaderWithID(); id != raft.ServerID(itoa(leader.cfg.ServerID)) {
-				return false
-			}
-		}
-		return true
-	})
+	waitKnownLeader(t, nodes, leader)
 	var cutOff *Node
 	for _, n := range nodes {
 		if n != leader {
@@ -88,6 +82,20 @@ func TestFailover_AMemberCutOffAloneDoesNotStand(t *testing.T) {
 	for _, n := range nodes {
 		assert.Equal(t, term, n.raft.CurrentTerm(), "member %d's term", n.cfg.ServerID)
 	}
+}
+
+// waitKnownLeader waits until every member knows leader leads: a member
+// that has not heard from it yet has no link to it that could break.
+func waitKnownLeader(t *testing.T, nodes []*Node, leader *Node) {
+	t.Helper()
+	eventually(t, "every member to know the leader", func() bool {
+		for _, n := range nodes {
+			if _, id := n.raft.LeaderWithID(); id != raft.ServerID(itoa(leader.cfg.ServerID)) {
+				return false
+			}
+		}
+		return true
+	})
 }
 
 // syncBuffer is a bytes.Buffer that several goroutines may write.
