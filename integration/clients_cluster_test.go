@@ -257,15 +257,25 @@ func stopZkraftCluster(t *testing.T, script, dir string) {
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for _, pid := range pids {
-		for processAlive(pid) {
-			if time.Now().After(deadline) {
-				t.Errorf("zkraft member (pid %d) still running 30s after stop; killing it", pid)
-				syscall.Kill(pid, syscall.SIGKILL)
-				break
-			}
-			time.Sleep(50 * time.Millisecond) // polling for the process to exit
+		if !waitExited(pid, time.Until(deadline)) {
+			t.Errorf("zkraft member (pid %d) still running 30s after stop; killing it", pid)
+			syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}
+}
+
+// waitExited waits up to d for process pid to exit, and reports whether it
+// did. The members are not this process's children, so nothing signals
+// their end: it polls.
+func waitExited(pid int, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for processAlive(pid) {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return true
 }
 
 // processAlive reports whether pid runs (a zombie does not).
@@ -412,23 +422,17 @@ var clusterEvents = regexp.MustCompile(`stepping down|serving clients|proposal f
 
 // logMatching logs up to n lines of a member's log that match re.
 func logMatching(t *testing.T, path string, re *regexp.Regexp, n int) {
-	f, err := os.Open(path)
-	if err != nil {
-		t.Logf("%s: %v", path, err)
-		return
-	}
-	defer f.Close()
 	var lines []string
 	count := 0
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64*1024), 1024*1024)
-	for sc.Scan() {
-		if re.MatchString(sc.Text()) {
+	if !eachLogLine(t, path, func(line string) {
+		if re.MatchString(line) {
 			count++
 			if len(lines) < n {
-				lines = append(lines, sc.Text())
+				lines = append(lines, line)
 			}
 		}
+	}) {
+		return
 	}
 	shown := ""
 	if count > n {
@@ -439,20 +443,31 @@ func logMatching(t *testing.T, path string, re *regexp.Regexp, n int) {
 
 // logTail logs the last n lines of a member's log.
 func logTail(t *testing.T, path string, n int) {
-	f, err := os.Open(path)
-	if err != nil {
-		t.Logf("%s: %v", path, err)
-		return
-	}
-	defer f.Close()
 	var lines []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64*1024), 1024*1024)
-	for sc.Scan() {
-		lines = append(lines, sc.Text())
+	if !eachLogLine(t, path, func(line string) {
+		lines = append(lines, line)
 		if len(lines) > n {
 			lines = lines[1:]
 		}
+	}) {
+		return
 	}
 	t.Logf("last lines of %s:\n%s", path, strings.Join(lines, "\n"))
+}
+
+// eachLogLine calls fn with each line of the log at path; it reports
+// false, having logged why, if the log cannot be read.
+func eachLogLine(t *testing.T, path string, fn func(line string)) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		t.Logf("%s: %v", path, err)
+		return false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	for sc.Scan() {
+		fn(sc.Text())
+	}
+	return true
 }

@@ -107,9 +107,5 @@ func killMember(t *testing.T, dir string, i int) {
 	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
 	require.NoError(t, err)
 	require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
-	deadline := time.Now().Add(10 * time.Second)
-	for processAlive(pid) {
-		require.True(t, time.Now().Before(deadline), "member %d (pid %d) still runs after SIGKILL", i, pid)
-		time.Sleep(10 * time.Millisecond) // polling for the process to exit
-	}
+	require.True(t, waitExited(pid, 10*time.Second), "member %d (pid %d) still runs after SIGKILL", i, pid)
 }

@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -23,17 +24,11 @@ func TestClusterFollowersStandWhenTheLeaderIsGone(t *testing.T) {
 	old := c.Leader()
 	killed := time.Now()
 	c.Kill(old)
-	var leader int
-	for leader = -1; leader < 0 && time.Since(killed) < 2*raftTimeout; {
-		for i := range 3 {
-			if i != old && c.Server(i).Leader() {
-				leader = i
-			}
-		}
-		time.Sleep(5 * time.Millisecond) // polling the members' state
-	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*raftTimeout)
+	defer cancel()
+	leader, err := c.WaitForLeader(ctx)
 	elapsed := time.Since(killed)
-	if assert.GreaterOrEqual(t, leader, 0, "no new leader") {
+	if assert.NoError(t, err, "no new leader") {
 		assert.Less(t, elapsed, raftTimeout, "elected before any follower's heartbeat timeout passed")
 	}
 	t.Logf("new leader %d elected %v after the kill", leader+1, elapsed.Round(time.Millisecond))

@@ -51,10 +51,9 @@ type conn struct {
 	readOnly atomic.Bool // a read-only session of this member's own (see readonly.go)
 	lastTick int64       // tick of the last session touch (reader goroutine only)
 	// auth is the caller's identities; replaced (never modified in place)
-	// by the reader goroutine, so commands may keep the slice. authNow
-	// publishes it to other goroutines (watch delivery).
-	auth    []wire.Id
-	authNow atomic.Pointer[[]wire.Id]
+	// by the reader goroutine, so commands may keep the slice, and read by
+	// watch delivery on other goroutines.
+	auth atomic.Pointer[[]wire.Id]
 
 	pmu      sync.Mutex // guards inflight, drained
 	inflight int
@@ -99,25 +98,23 @@ func (s *Server) newConn(nc net.Conn) *conn {
 		log:  s.log.With("peer", remote),
 		wake: make(chan struct{}, 1),
 		done: make(chan struct{}),
-		auth: []wire.Id{{Scheme: "ip", ID: ip}},
 	}
-	initial := c.auth
-	c.authNow.Store(&initial)
+	c.setAuth([]wire.Id{{Scheme: "ip", ID: ip}})
 	c.stats.established = time.Now()
 	return c
 }
 
 // setAuth replaces the connection's identities (reader goroutine only).
-func (c *conn) setAuth(ids []wire.Id) {
-	c.auth = ids
-	c.authNow.Store(&ids)
-}
+func (c *conn) setAuth(ids []wire.Id) { c.auth.Store(&ids) }
+
+// ids returns the connection's identities.
+func (c *conn) ids() []wire.Id { return *c.auth.Load() }
 
 // mayRead reports whether the connection's identities, as they are now,
 // have READ on acl: a watch event goes only to those that may read the
 // node it is about.
 func (c *conn) mayRead(acl []wire.ACL) bool {
-	return tree.CheckACL(acl, wire.PermRead, *c.authNow.Load())
+	return tree.CheckACL(acl, wire.PermRead, c.ids())
 }
 
 // addConn registers c, refusing it when its address already has

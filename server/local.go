@@ -80,7 +80,7 @@ func (c *conn) readLocked(t *tree.Tree, op wire.Op, rec wire.Record) (wire.Code,
 	switch op {
 	case wire.OpGetData:
 		r := rec.(*wire.PathWatchRequest)
-		data, st, code := t.Get(r.Path, c.auth)
+		data, st, code := t.Get(r.Path, c.ids())
 		if code != wire.CodeOK {
 			return code, nil
 		}
@@ -101,10 +101,10 @@ func (c *conn) readLocked(t *tree.Tree, op wire.Op, rec wire.Record) (wire.Code,
 	case wire.OpGetChildren, wire.OpGetChildren2:
 		return c.children(t, op, rec.(*wire.PathWatchRequest))
 	case wire.OpGetACL:
-		acl, st, code := t.ACL(rec.(*wire.PathRequest).Path, c.auth)
+		acl, st, code := t.ACL(rec.(*wire.PathRequest).Path, c.ids())
 		return code, &wire.GetACLResponse{ACL: acl, Stat: st}
 	case wire.OpGetAllChildrenNumber:
-		n, code := t.AllChildrenNumber(rec.(*wire.PathRequest).Path, c.auth)
+		n, code := t.AllChildrenNumber(rec.(*wire.PathRequest).Path, c.ids())
 		return code, &wire.GetAllChildrenNumberResponse{TotalNumber: n}
 	case wire.OpGetEphemerals:
 		return wire.CodeOK, &wire.GetChildrenResponse{Children: t.Ephemerals(c.session, rec.(*wire.PathRequest).Path)}
@@ -115,13 +115,13 @@ func (c *conn) readLocked(t *tree.Tree, op wire.Op, rec wire.Record) (wire.Code,
 		// brought this member up to date with the leader.
 		return wire.CodeOK, &wire.SyncResponse{Path: rec.(*wire.PathRequest).Path}
 	case wire.OpWhoAmI:
-		return wire.CodeOK, &wire.WhoAmIResponse{ClientInfo: clientInfo(c.auth)}
+		return wire.CodeOK, &wire.WhoAmIResponse{ClientInfo: clientInfo(c.ids())}
 	}
 	return wire.CodeUnimplemented, nil
 }
 
 func (c *conn) children(t *tree.Tree, op wire.Op, r *wire.PathWatchRequest) (wire.Code, wire.Record) {
-	names, st, code := t.Children(r.Path, c.auth)
+	names, st, code := t.Children(r.Path, c.ids())
 	if code != wire.CodeOK {
 		return code, nil
 	}
@@ -147,9 +147,9 @@ func (c *conn) multiRead(t *tree.Tree, m *wire.MultiRequest) (wire.Code, wire.Re
 		path := op.Req.(*wire.PathWatchRequest).Path
 		var code wire.Code
 		if op.Type == wire.OpGetData {
-			results[i].Data, results[i].Stat, code = t.Get(path, c.auth)
+			results[i].Data, results[i].Stat, code = t.Get(path, c.ids())
 		} else {
-			results[i].Children, _, code = t.Children(path, c.auth)
+			results[i].Children, _, code = t.Children(path, c.ids())
 		}
 		results[i].Type = op.Type
 		if code != wire.CodeOK {
@@ -180,7 +180,7 @@ func (c *conn) addAuth(req request, p *wire.AuthPacket) (string, bool) {
 		<-c.done
 		return "authentication failed", false
 	}
-	auth := append([]wire.Id(nil), c.auth...)
+	auth := append([]wire.Id(nil), c.ids()...)
 	for _, id := range ids {
 		if !containsID(auth, id) {
 			auth = append(auth, id)

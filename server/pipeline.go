@@ -69,7 +69,7 @@ func (c *conn) submit(req request, body []byte) {
 	c.writeStarted()
 	cmd := &raftfsm.Command{
 		Type: raftfsm.TypeRequest, Session: c.session, Time: req.start.UnixMilli(),
-		ExtendedTypes: c.srv.cfg.ExtendedTypesEnabled, Auth: c.auth, Op: req.op, Body: body,
+		ExtendedTypes: c.srv.cfg.ExtendedTypesEnabled, Auth: c.ids(), Op: req.op, Body: body,
 	}
 	c.srv.propose(cmd, func(r *raftfsm.Result) { c.writeApplied(req, r) })
 }

@@ -98,7 +98,7 @@ func trial(c Cluster, cfg Config) (Trial, error) {
 	}
 	conns := make([]*zk.Conn, cfg.Sessions)
 	for i := range conns {
-		conn, err := connect(addrs, cfg.Timeout)
+		conn, err := visibility.Connect(addrs, cfg.Timeout)
 		if err != nil {
 			return Trial{}, err
 		}
@@ -197,36 +197,6 @@ func trial(c Cluster, cfg Config) (Trial, error) {
 		time.Sleep(50 * time.Millisecond) // polling the members
 	}
 }
-
-// connect opens a session through the whole connect string and waits,
-// until timeout, until it has one.
-func connect(addrs []string, timeout time.Duration) (*zk.Conn, error) {
-	conn, events, err := zk.Connect(addrs, 10*time.Second, zk.WithLogger(quiet{}))
-	if err != nil {
-		return nil, err
-	}
-	deadline := time.After(timeout)
-	for {
-		select {
-		case ev := <-events:
-			if ev.State == zk.StateHasSession {
-				go func() {
-					for range events {
-					}
-				}()
-				return conn, nil
-			}
-		case <-deadline:
-			conn.Close()
-			return nil, fmt.Errorf("no session with %v within %v", addrs, timeout)
-		}
-	}
-}
-
-// quiet discards go-zookeeper's logging: connection errors are expected here.
-type quiet struct{}
-
-func (quiet) Printf(string, ...any) {}
 
 // Script is a cluster of processes run by a script with realzk's verbs
 // and layout (../shared/tools/realzk, integration/scripts/zkraft-cluster):

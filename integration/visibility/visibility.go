@@ -60,10 +60,11 @@ func (r Result) Max() time.Duration {
 	return r.Delays[len(r.Delays)-1]
 }
 
-// Connect opens a session pinned to one server, quiet, and waits until it
-// is connected.
-func Connect(addr string, timeout time.Duration) (*zk.Conn, error) {
-	conn, events, err := zk.Connect([]string{addr}, 10*time.Second, zk.WithLogInfo(false))
+// Connect opens a session through servers (one server pins it there) and
+// waits, until timeout, until it has one. go-zookeeper's logging is
+// discarded: connection errors are expected where members are killed.
+func Connect(servers []string, timeout time.Duration) (*zk.Conn, error) {
+	conn, events, err := zk.Connect(servers, 10*time.Second, zk.WithLogger(quiet{}))
 	if err != nil {
 		return nil, err
 	}
@@ -80,10 +81,14 @@ func Connect(addr string, timeout time.Duration) (*zk.Conn, error) {
 			}
 		case <-deadline:
 			conn.Close()
-			return nil, fmt.Errorf("connect to %s: no session within %v", addr, timeout)
+			return nil, fmt.Errorf("no session with %v within %v", servers, timeout)
 		}
 	}
 }
+
+type quiet struct{}
+
+func (quiet) Printf(string, ...any) {}
 
 // Measure runs one measurement.
 func Measure(cfg Config) (Result, error) {
@@ -93,12 +98,12 @@ func Measure(cfg Config) (Result, error) {
 	if cfg.Path == "" {
 		cfg.Path = "/zkvis"
 	}
-	w, err := Connect(cfg.Write, cfg.Timeout)
+	w, err := Connect([]string{cfg.Write}, cfg.Timeout)
 	if err != nil {
 		return Result{}, err
 	}
 	defer w.Close()
-	r, err := Connect(cfg.Read, cfg.Timeout)
+	r, err := Connect([]string{cfg.Read}, cfg.Timeout)
 	if err != nil {
 		return Result{}, err
 	}

@@ -107,20 +107,15 @@ type goneView struct {
 func (n *Node) chooseCandidate(leader int) {
 	deadline := time.Now().Add(2 * n.cfg.RaftTimeout)
 	for time.Now().Before(deadline) {
+		changed := n.leaderChanges()
 		if !n.stillLeads(leader) {
 			return
 		}
-		voters := 0
-		for _, p := range n.cfg.Servers {
-			if !p.Observer {
-				voters++
-			}
-		}
 		self := goneView{id: n.cfg.ServerID, gone: true, end: n.logEnd()}
-		best, ok := pickCandidate(append(n.askGone(leader), self), voters)
+		best, ok := pickCandidate(append(n.askGone(leader), self), n.cfg.Voters())
 		if !ok {
 			n.log.Info("the leader is gone for a minority only: leaving the election to Raft's timeouts",
-				"leader", leader, "voters", voters)
+				"leader", leader, "voters", n.cfg.Voters())
 			return
 		}
 		if best.id == n.cfg.ServerID {
@@ -128,23 +123,13 @@ func (n *Node) chooseCandidate(leader int) {
 			n.trans.timeoutNow()
 			return
 		}
-		// Member best stands; give it a probe's time to win.
-		wait := time.NewTimer(n.probeTimeout())
-		tick := time.NewTicker(2 * time.Millisecond)
-		for waiting := true; waiting; {
-			select {
-			case <-n.quit:
-				wait.Stop()
-				tick.Stop()
-				return
-			case <-wait.C:
-				waiting = false
-			case <-tick.C:
-				waiting = n.stillLeads(leader)
-			}
+		// Member best stands: give it a probe's time to win.
+		select {
+		case <-changed:
+		case <-time.After(n.probeTimeout()):
+		case <-n.quit:
+			return
 		}
-		wait.Stop()
-		tick.Stop()
 	}
 }
 

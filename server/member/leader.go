@@ -306,12 +306,7 @@ func (n *Node) Current(done <-chan struct{}) {
 		return
 	}
 	if err := n.waitZxid(int64(want), done, min(n.cfg.RaftTimeout, 5*time.Millisecond)); err != nil {
-		for {
-			cur := t.settled.Load()
-			if want <= cur || t.settled.CompareAndSwap(cur, want) {
-				break
-			}
-		}
+		raiseTo(&t.settled, want)
 		n.log.Debug("read without waiting for a write stored here", "err", err)
 	}
 }

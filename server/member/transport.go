@@ -151,7 +151,7 @@ func (t *peerTransport) runFrom(in <-chan raft.RPC) {
 				continue
 			}
 			if req, ok := rpc.Command.(*raft.AppendEntriesRequest); ok && isCommitNotice(req) {
-				t.notice(req.PrevLogEntry)
+				raiseTo(&t.noticed, req.PrevLogEntry)
 				if !t.has(req.PrevLogEntry) {
 					if held != nil {
 						t.decline(*held)
@@ -240,11 +240,11 @@ func (t *peerTransport) timeoutNow() {
 	}
 }
 
-// notice records that a commit notice for index arrived.
-func (t *peerTransport) notice(index uint64) {
+// raiseTo raises v to x, if x is higher.
+func raiseTo(v *atomic.Uint64, x uint64) {
 	for {
-		cur := t.noticed.Load()
-		if index <= cur || t.noticed.CompareAndSwap(cur, index) {
+		cur := v.Load()
+		if x <= cur || v.CompareAndSwap(cur, x) {
 			return
 		}
 	}

@@ -59,12 +59,7 @@ func (g *voteGuard) note(cmd any) {
 	default:
 		return
 	}
-	for {
-		cur := g.committed.Load()
-		if idx <= cur || g.committed.CompareAndSwap(cur, idx) {
-			return
-		}
-	}
+	raiseTo(&g.committed, idx)
 }
 
 // mayElect reports whether a candidate whose log ends at last may have
