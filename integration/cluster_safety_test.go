@@ -65,10 +65,64 @@ func TestClusterRestartedMemberCannotElectAStaleLeader(t *testing.T) {
 	leader, err := c.WaitForLeader(ctx)
 	require.NoError(t, err)
 	assert.NotEqual(t, b, leader, "the stale member does not lead")
-	check := mustConnect(t, c.Addr(leader))
-	_, err = check.Sync("/")
+	requireAcked(t, c.Addr(leader), 20)
+}
+
+// TestClusterTwoRestartedMembersElectTheOneThatKeptTheData kills two of
+// three in-memory members and restarts them, empty, beside the one that
+// kept every write. A ZooKeeper ensemble elects the member with the highest
+// zxid; the two empty members must likewise elect the survivor, not one of
+// themselves (which would make the survivor drop what it holds).
+func TestClusterTwoRestartedMembersElectTheOneThatKeptTheData(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		survivorLeads bool // the survivor led before the kills
+	}{
+		{"the leader survives", true},
+		{"a follower survives", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := servertest.NewCluster(t, 3)
+			l := c.Leader()
+			survivor := (l + 1) % 3
+			if tc.survivorLeads {
+				survivor = l
+			}
+			cl := mustConnect(t, c.Addr(survivor))
+			for i := range 20 {
+				_, err := cl.Create(fmt.Sprintf("/acked-%d", i), []byte("x"), 0, zk.WorldACL(zk.PermAll))
+				require.NoError(t, err)
+			}
+			zxid := c.Server(l).FSM().LastZxid()
+			waitApplied(t, c, survivor, zxid)
+			var killed []int
+			for i := range 3 {
+				if i != survivor {
+					c.Kill(i)
+					killed = append(killed, i)
+				}
+			}
+			for _, i := range killed {
+				c.Restart(i)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			leader, err := c.WaitForLeader(ctx)
+			require.NoError(t, err)
+			assert.Equal(t, survivor, leader, "the member that kept the writes leads")
+			requireAcked(t, c.Addr(killed[0]), 20)
+		})
+	}
+}
+
+// requireAcked checks, through the member at addr after a sync, that
+// /acked-0 to /acked-(n-1) are there.
+func requireAcked(t *testing.T, addr string, n int) {
+	t.Helper()
+	check := mustConnect(t, addr)
+	_, err := check.Sync("/")
 	require.NoError(t, err)
-	for i := range 20 {
+	for i := range n {
 		ok, _, err := check.Exists(fmt.Sprintf("/acked-%d", i))
 		require.NoError(t, err)
 		assert.True(t, ok, "acknowledged write /acked-%d survives", i)

@@ -211,10 +211,7 @@ func (n *Node) answerGone(payload []byte) []byte {
 			}
 		}
 	}
-	end := n.logEnd()
-	out := []byte{b2u8(gone)}
-	out = binary.BigEndian.AppendUint64(out, end.term)
-	return binary.BigEndian.AppendUint64(out, end.index)
+	return appendLogEnd([]byte{b2u8(gone)}, n.logEnd())
 }
 
 // ping dials member id's forward port and waits for the answer to a ping.

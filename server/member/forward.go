@@ -22,6 +22,7 @@ const (
 	fwdSync       byte = 4 // a barrier; reply: the leader's last applied zxid
 	fwdPing       byte = 5 // nothing; reply: status only (the member's process is there)
 	fwdGone       byte = 6 // a leader's id (uint32); reply: gone for the member asked (byte), its last log term and index
+	fwdLogEnd     byte = 7 // nothing; reply: the member's last log term and index (see voteGuard)
 
 	fwdOK  byte = 0
 	fwdErr byte = 1
@@ -129,6 +130,8 @@ func (n *Node) serveForward(nc net.Conn) {
 			replies <- fwdReply{typ: typ, id: id}
 		case fwdGone:
 			replies <- fwdReply{typ: typ, id: id, value: n.answerGone(payload)}
+		case fwdLogEnd:
+			replies <- fwdReply{typ: typ, id: id, value: appendLogEnd(nil, n.logEnd())}
 		}
 	}
 }

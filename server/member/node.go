@@ -237,6 +237,9 @@ func (n *Node) Start() error {
 	pl := &peerListener{Listener: ln, self: n.cfg.ServerID, links: n.cfg.Links}
 	n.closers = append(n.closers, pl)
 	n.goOwned("forward-accept", func() { n.acceptForwards(pl) })
+	if g := n.trans.guard; g != nil {
+		n.goOwned("log-survey", func() { n.surveyLogs(g) })
+	}
 	for _, l := range n.notices.links {
 		n.goOwned("commit-notice-link", func() { n.keepNoticeLink(l) })
 	}

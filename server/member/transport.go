@@ -129,13 +129,13 @@ func (t *peerTransport) has(index uint64) bool {
 func (t *peerTransport) run() { t.runFrom(t.NetworkTransport.Consumer()) }
 
 func (t *peerTransport) runFrom(in <-chan raft.RPC) {
-	var queue []raft.RPC
+	var queue, waiting []raft.RPC // waiting: votes the guard holds
 	var held *raft.RPC
 	giveUp := time.NewTimer(time.Hour)
 	giveUp.Stop()
 	defer giveUp.Stop()
 	defer func() {
-		for _, rpc := range queue { // no sender waits for ever
+		for _, rpc := range append(queue, waiting...) { // no sender waits for ever
 			rpc.Respond(nil, ErrClosed)
 		}
 	}()
@@ -145,10 +145,20 @@ func (t *peerTransport) runFrom(in <-chan raft.RPC) {
 		if len(queue) > 0 {
 			out, next = t.out, queue[0]
 		}
+		var surveyed chan struct{}
+		if len(waiting) > 0 {
+			surveyed = t.guard.surveyed
+		}
 		select {
 		case rpc := <-in:
-			if t.guard != nil && t.guard.refused(rpc) {
-				continue
+			if t.guard != nil {
+				switch t.guard.check(rpc) {
+				case refuse:
+					continue
+				case hold:
+					waiting = append(waiting, rpc)
+					continue
+				}
 			}
 			if req, ok := rpc.Command.(*raft.AppendEntriesRequest); ok && isCommitNotice(req) {
 				raiseTo(&t.noticed, req.PrevLogEntry)
@@ -164,6 +174,13 @@ func (t *peerTransport) runFrom(in <-chan raft.RPC) {
 			queue = append(queue, rpc)
 		case rpc := <-t.local:
 			queue = append(queue, rpc)
+		case <-surveyed:
+			for _, rpc := range waiting {
+				if t.guard.check(rpc) == grant {
+					queue = append(queue, rpc)
+				}
+			}
+			waiting = nil
 		case out <- next:
 			queue[0] = raft.RPC{}
 			queue = queue[1:]

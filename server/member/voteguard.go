@@ -1,8 +1,11 @@
 package member
 
 import (
+	"encoding/binary"
 	"log/slog"
+	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/hashicorp/raft"
 )
@@ -22,12 +25,30 @@ import (
 // So each member notes the highest commit index a leader has told it since
 // it started (in AppendEntries, heartbeats and snapshots), or that its own
 // Raft knows, and refuses its vote, and its pre-vote, to a candidate whose
-// log ends before it. A member that has heard of no commit at all and holds
-// nothing but the bootstrap configuration (it just started) votes only for
-// candidates in the same state, as in a fresh cluster; in a running cluster
-// it hears of the leader's commit index with the first heartbeat.
+// log ends before it.
+//
+// A member that has heard of no commit at all and holds nothing but the
+// bootstrap configuration (it just started) cannot tell a fresh cluster
+// from a running one whose leader is gone. It asks the other voters where
+// their logs end (a survey, repeated while it stays so fresh), and decides
+// by what it hears:
+//   - every other voter answered: it votes only for a candidate whose log is
+//     at least as complete as the most complete among them, as a ZooKeeper
+//     ensemble elects the member with the highest zxid. Two members
+//     restarted empty beside one that kept everything thus elect that one,
+//     not one of themselves.
+//   - some voter did not answer (it is down or cut off, and may hold what
+//     the others lack): it votes only for a candidate as empty as itself,
+//     and only while no voter that answered holds entries, as in a fresh
+//     cluster starting without one of its members.
+//
+// Until its first survey is in, such a member holds its answer to a vote.
+// In a running cluster it hears of the leader's commit index with the first
+// heartbeat, and the survey stops.
+//
 // The cost is availability, not safety: if only members that lost entries
-// remain, no leader is elected until one that has them returns.
+// remain, no leader is elected until one that has them returns. What no
+// guard can save is an entry held only by members that all restarted.
 //
 // A durable member remembers its log and needs no guard.
 type voteGuard struct {
@@ -36,14 +57,33 @@ type voteGuard struct {
 
 	committed atomic.Uint64             // highest commit index a leader sent
 	raft      atomic.Pointer[raft.Raft] // this member's own Raft, once it runs
+
+	survey   atomic.Pointer[logSurvey] // the latest survey, once one is in
+	surveyed chan struct{}             // closed when the first survey is in
 }
+
+// logSurvey is what a fresh member learnt by asking the other voters where
+// their logs end.
+type logSurvey struct {
+	most     logEnd // the most complete log among those that answered
+	complete bool   // every other voter answered
+}
+
+// verdict is the guard's answer to a (pre-)vote request.
+type verdict int
+
+const (
+	grant  verdict = iota // Raft decides, by its own rules
+	refuse                // the guard answers no
+	hold                  // ask again when the first survey is in
+)
 
 // bootstrapIndex is the last log index of a member that holds nothing but
 // the bootstrap configuration.
 const bootstrapIndex = 1
 
 func newVoteGuard(header raft.RPCHeader, log *slog.Logger) *voteGuard {
-	return &voteGuard{header: header, log: log}
+	return &voteGuard{header: header, log: log, surveyed: make(chan struct{})}
 }
 
 // setRaft lets the guard read this member's own commit and last index.
@@ -62,26 +102,57 @@ func (g *voteGuard) note(cmd any) {
 	raiseTo(&g.committed, idx)
 }
 
-// mayElect reports whether a candidate whose log ends at last may have
-// this member's vote, and logs a refusal.
-func (g *voteGuard) mayElect(kind string, candidate []byte, last uint64) bool {
+// fresh reports whether this member has heard of no commit and holds
+// nothing but the bootstrap configuration, and the commit index it knows.
+func (g *voteGuard) fresh() (bool, uint64) {
 	known, own := g.committed.Load(), uint64(0)
 	if r := g.raft.Load(); r != nil {
 		known, own = max(known, r.CommitIndex()), r.LastIndex()
 	}
+	return known == 0 && own <= bootstrapIndex, known
+}
+
+// surveyedLogs records a survey of the other voters' logs.
+func (g *voteGuard) surveyedLogs(s logSurvey) {
+	first := g.survey.Swap(&s) == nil
+	if first {
+		close(g.surveyed)
+	}
+}
+
+// judge decides whether a candidate whose log ends at end may have this
+// member's vote, and logs a refusal.
+func (g *voteGuard) judge(kind string, candidate []byte, end logEnd) verdict {
+	fresh, known := g.fresh()
+	var refusal string
 	switch {
 	case known > 0:
-		if last >= known {
-			return true
+		if end.index >= known {
+			return grant
 		}
-	case last <= bootstrapIndex || own > bootstrapIndex:
-		// Nothing committed heard of: a fresh cluster, where a member
+		refusal = "the candidate's log may lack committed entries"
+	case !fresh:
+		// Entries but no commit heard of: a fresh cluster, where a member
 		// with entries got them from a leader that committed nothing yet.
-		return true
+		return grant
+	default:
+		s := g.survey.Load()
+		switch {
+		case s == nil:
+			return hold
+		case s.complete && !end.before(s.most):
+			return grant
+		case s.complete:
+			refusal = "another member's log is more complete"
+		case end.index <= bootstrapIndex && s.most.index <= bootstrapIndex:
+			return grant
+		default:
+			refusal = "a member that may hold more did not answer"
+		}
 	}
-	g.log.Info("refusing a "+kind+": the candidate's log may lack committed entries",
-		"candidate", string(candidate), "candidate_last_index", last, "known_commit_index", known)
-	return false
+	g.log.Info("refusing a "+kind+": "+refusal, "candidate", string(candidate),
+		"candidate_last_index", end.index, "known_commit_index", known)
+	return refuse
 }
 
 // term is this member's current term, which a refusal carries as Raft's
@@ -95,22 +166,77 @@ func (g *voteGuard) term() uint64 {
 	return 0
 }
 
-// refused answers a vote or pre-vote request this member refuses, and
-// reports whether it did; it notes the commit index other RPCs carry.
-func (g *voteGuard) refused(rpc raft.RPC) bool {
+// check answers a vote or pre-vote request this member refuses, and
+// reports what it did with it; it notes the commit index other RPCs carry.
+func (g *voteGuard) check(rpc raft.RPC) verdict {
 	switch req := rpc.Command.(type) {
 	case *raft.RequestVoteRequest:
-		if !g.mayElect("vote", req.ID, req.LastLogIndex) {
+		v := g.judge("vote", req.ID, logEnd{term: req.LastLogTerm, index: req.LastLogIndex})
+		if v == refuse {
 			rpc.Respond(&raft.RequestVoteResponse{RPCHeader: g.header, Term: g.term()}, nil)
-			return true
 		}
+		return v
 	case *raft.RequestPreVoteRequest:
-		if !g.mayElect("pre-vote", req.ID, req.LastLogIndex) {
+		v := g.judge("pre-vote", req.ID, logEnd{term: req.LastLogTerm, index: req.LastLogIndex})
+		if v == refuse {
 			rpc.Respond(&raft.RequestPreVoteResponse{RPCHeader: g.header, Term: g.term()}, nil)
-			return true
 		}
+		return v
 	default:
 		g.note(req)
 	}
-	return false
+	return grant
+}
+
+// surveyLogs asks the other voters where their logs end while guard g's
+// member is fresh, once a Raft timeout; the first answer goes in at once.
+func (n *Node) surveyLogs(g *voteGuard) {
+	for {
+		g.surveyedLogs(n.askLogEnds())
+		if fresh, _ := g.fresh(); !fresh {
+			return
+		}
+		select {
+		case <-time.After(n.cfg.RaftTimeout):
+		case <-n.quit:
+			return
+		}
+	}
+}
+
+// askLogEnds asks every other voter at once where its log ends.
+func (n *Node) askLogEnds() logSurvey {
+	var (
+		mu sync.Mutex
+		wg sync.WaitGroup
+		s  = logSurvey{complete: true}
+	)
+	for _, p := range n.cfg.Servers {
+		if p.Observer || p.ID == n.cfg.ServerID {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			reply, err := n.ask(p.ID, fwdLogEnd, nil, 2*n.probeTimeout())
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil || len(reply) < 16 {
+				s.complete = false
+				return
+			}
+			end := logEnd{term: binary.BigEndian.Uint64(reply), index: binary.BigEndian.Uint64(reply[8:])}
+			if s.most.before(end) {
+				s.most = end
+			}
+		}()
+	}
+	wg.Wait()
+	return s
+}
+
+// appendLogEnd appends where this member's log ends: term, then index.
+func appendLogEnd(dst []byte, end logEnd) []byte {
+	dst = binary.BigEndian.AppendUint64(dst, end.term)
+	return binary.BigEndian.AppendUint64(dst, end.index)
 }

@@ -8,24 +8,37 @@ import (
 	"github.com/hashicorp/raft"
 )
 
-func TestVoteGuard_MayElect(t *testing.T) {
+func TestVoteGuard_Judge(t *testing.T) {
+	fresh := logEnd{term: 1, index: 1}
 	for _, tc := range []struct {
 		name      string
-		committed uint64 // highest commit index heard of
-		last      uint64 // the candidate's last log index
-		want      bool
+		committed uint64     // highest commit index heard of
+		survey    *logSurvey // what the other voters said, if asked
+		last      logEnd     // where the candidate's log ends
+		want      verdict
 	}{
-		{"fresh cluster: a candidate with the bootstrap configuration only", 0, 1, true},
-		{"just restarted: a candidate with entries may lack committed ones", 0, 500, false},
-		{"a candidate holding everything committed", 400, 500, true},
-		{"a candidate holding exactly the commit index", 400, 400, true},
-		{"a candidate behind the commit index", 400, 399, false},
+		{"a candidate holding everything committed", 400, nil, logEnd{3, 500}, grant},
+		{"a candidate holding exactly the commit index", 400, nil, logEnd{3, 400}, grant},
+		{"a candidate behind the commit index", 400, nil, logEnd{3, 399}, refuse},
+		{"just started, nobody asked yet", 0, nil, fresh, hold},
+		{"fresh cluster: all answered, all empty", 0, &logSurvey{most: fresh, complete: true}, fresh, grant},
+		{"fresh cluster, one member down", 0, &logSurvey{most: fresh}, fresh, grant},
+		{"nobody answered", 0, &logSurvey{}, fresh, grant},
+		{"all answered: the most complete log", 0, &logSurvey{most: logEnd{2, 300}, complete: true}, logEnd{2, 300}, grant},
+		{"all answered: an empty candidate beside a member with entries", 0, &logSurvey{most: logEnd{2, 300}, complete: true}, fresh, refuse},
+		{"all answered: a later term outranks a longer log", 0, &logSurvey{most: logEnd{3, 10}, complete: true}, logEnd{2, 300}, refuse},
+		{"one silent: a candidate with entries may lack committed ones", 0, &logSurvey{most: logEnd{2, 300}}, logEnd{2, 300}, refuse},
+		{"one silent: an empty candidate beside a member with entries", 0, &logSurvey{most: logEnd{2, 300}}, fresh, refuse},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := newVoteGuard(raft.RPCHeader{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 			g.note(&raft.AppendEntriesRequest{LeaderCommitIndex: tc.committed})
-			if got := g.mayElect("vote", []byte("2"), tc.last); got != tc.want {
-				t.Errorf("committed %d, candidate's last %d: mayElect = %v, want %v", tc.committed, tc.last, got, tc.want)
+			if tc.survey != nil {
+				g.surveyedLogs(*tc.survey)
+			}
+			if got := g.judge("vote", []byte("2"), tc.last); got != tc.want {
+				t.Errorf("committed %d, survey %+v, candidate's log ends %+v: judge = %v, want %v",
+					tc.committed, tc.survey, tc.last, got, tc.want)
 			}
 		})
 	}
@@ -46,13 +59,14 @@ func TestVoteGuard_NotesSnapshotsAndKeepsTheHighest(t *testing.T) {
 // grant it the election.
 func TestVoteGuard_RefusalCarriesItsOwnTerm(t *testing.T) {
 	g := newVoteGuard(raft.RPCHeader{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	g.surveyedLogs(logSurvey{most: logEnd{term: 2, index: 60}, complete: true})
 	for _, cmd := range []any{
 		&raft.RequestPreVoteRequest{Term: 7, LastLogIndex: 50},
 		&raft.RequestVoteRequest{Term: 7, LastLogIndex: 50},
 	} {
 		resp := make(chan raft.RPCResponse, 1)
-		if !g.refused(raft.RPC{Command: cmd, RespChan: resp}) {
-			t.Fatalf("%T from a candidate with entries, before any commit is known: not refused", cmd)
+		if g.check(raft.RPC{Command: cmd, RespChan: resp}) != refuse {
+			t.Fatalf("%T from a candidate behind another member: not refused", cmd)
 		}
 		switch r := (<-resp).Response.(type) {
 		case *raft.RequestPreVoteResponse:
