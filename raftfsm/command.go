@@ -29,6 +29,11 @@ const (
 	// TypeReap deletes an empty container or expired TTL node, proposed by
 	// the leader's container manager.
 	TypeReap Type = 4
+	// TypeReconfig is a client's reconfig as the leader decided it: Code is
+	// its outcome, and when that is OK, Body holds the new configuration's
+	// server lines (each ending in a new line); the version line is the
+	// command's zxid, added as it applies.
+	TypeReconfig Type = 5
 
 	// Ignorable marks a command type older FSMs may skip.
 	Ignorable Type = 0x80
@@ -61,6 +66,8 @@ type Command struct {
 	Passwd  []byte
 	// Path is a TypeReap's node.
 	Path string
+	// Code is a TypeReconfig's outcome.
+	Code wire.Code
 }
 
 // Append appends the command's encoding: its type byte, the common header,
@@ -91,6 +98,9 @@ func (c *Command) Append(dst []byte) []byte {
 		dst = wire.AppendBuffer(dst, c.Passwd)
 	case TypeReap:
 		dst = wire.AppendString(dst, c.Path)
+	case TypeReconfig:
+		dst = wire.AppendInt(dst, int32(c.Code))
+		dst = append(dst, c.Body...)
 	}
 	return dst
 }
@@ -98,7 +108,7 @@ func (c *Command) Append(dst []byte) []byte {
 // Encode returns the command's encoding in a fresh slice.
 func (c *Command) Encode() []byte { return c.Append(make([]byte, 0, 64+len(c.Body))) }
 
-// Decode reads a command. A TypeRequest's Body aliases src.
+// Decode reads a command. A TypeRequest's or TypeReconfig's Body aliases src.
 func (c *Command) Decode(src []byte) error {
 	if len(src) < 1 {
 		return fmt.Errorf("%w: empty", ErrBadCommand)
@@ -128,6 +138,11 @@ func (c *Command) Decode(src []byte) error {
 		c.Passwd = d.Buffer()
 	case TypeReap:
 		c.Path = d.String()
+	case TypeReconfig:
+		c.Code = wire.Code(d.Int())
+		if d.Err() == nil {
+			c.Body = src[1+d.Offset():]
+		}
 	}
 	if err := d.Err(); err != nil {
 		return fmt.Errorf("%w: type %d: %w", ErrBadCommand, c.Type, err)

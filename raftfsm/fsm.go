@@ -171,6 +171,7 @@ var handlers = map[Type]func(f *FSM, c *Command, zxid int64, res *Result){
 	TypeCreateSession: (*FSM).applyCreateSession,
 	TypeCloseSession:  (*FSM).applyCloseSession,
 	TypeReap:          (*FSM).applyReap,
+	TypeReconfig:      (*FSM).applyReconfig,
 }
 
 func (f *FSM) context(c *Command, zxid int64) *tree.Context {
@@ -200,6 +201,31 @@ func (f *FSM) applyReap(c *Command, zxid int64, res *Result) {
 	ctx := f.context(c, zxid)
 	res.Code = f.tree.DeleteContainer(ctx, c.Path)
 	res.Triggers = ctx.Triggers
+}
+
+// applyReconfig applies a reconfig the leader decided: its error, or the
+// new configuration in /zookeeper/config, versioned with this zxid.
+func (f *FSM) applyReconfig(c *Command, zxid int64, res *Result) {
+	if f.sessions[c.Session] == nil {
+		res.Code = wire.CodeSessionExpired
+		return
+	}
+	if res.Code = c.Code; c.Code != wire.CodeOK {
+		return
+	}
+	data := fmt.Appendf(slices.Clone(c.Body), "version=%x", zxid)
+	ctx := f.context(c, zxid)
+	st := f.tree.Reconfigure(ctx, data)
+	f.config = data
+	res.Resp = &wire.GetDataResponse{Data: data, Stat: st}
+	res.Triggers = ctx.Triggers
+}
+
+// Config returns what /zookeeper/config holds.
+func (f *FSM) Config() []byte {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.config
 }
 
 // applyRequest applies a client's write. Its session must still exist (a

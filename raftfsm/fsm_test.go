@@ -319,7 +319,7 @@ func TestFSM_UnknownCommandType(t *testing.T) {
 	f := newFSM(t, obs)
 	require.Nil(t, f.Apply(newLog(1, newCreateSession(sessA, 4000, nil))).(*raftfsm.Result).Resp)
 
-	for _, typ := range []raftfsm.Type{0, 5, 0x10, 0x7f} {
+	for _, typ := range []raftfsm.Type{0, 6, 0x10, 0x7f} {
 		assert.Panics(t, func() {
 			f.Apply(newLog(2, raftfsm.Command{Type: typ, Session: sessA}))
 		}, "type %#x", typ)

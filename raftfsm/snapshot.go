@@ -108,7 +108,10 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.config != nil {
+	if t.ConfigZxid() > 0 {
+		// A reconfig made it: the snapshot's configuration is the ensemble's.
+		f.config, _, _ = t.Get(tree.ConfigPath, nil)
+	} else if f.config != nil {
 		t.SetConfig(f.config, time.Now().UnixMilli())
 	}
 	f.tree, f.sessions = t, sessions

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/zkraft/zkraft/raftfsm"
+	"github.com/zkraft/zkraft/server/member"
 	"github.com/zkraft/zkraft/tree"
 )
 
@@ -23,6 +24,9 @@ func (s *Server) Applied(_ *tree.Tree, r *raftfsm.Result) {
 		s.mu.Lock()
 		s.tracker.Add(cmd.Session, time.Duration(cmd.Timeout)*time.Millisecond, time.Now())
 		s.mu.Unlock()
+	}
+	if cmd.Type == raftfsm.TypeReconfig {
+		s.reconfigApplied(r)
 	}
 	if cmd.Origin == s.origin && cmd.ReqID != 0 {
 		if cb := s.pending.take(cmd.ReqID); cb != nil {
@@ -51,7 +55,13 @@ func (s *Server) sessionClosed(id int64) {
 
 // Restored implements raftfsm.Observer: the whole state was replaced by a
 // snapshot. Sessions are reconciled off the apply path.
-func (s *Server) Restored(*tree.Tree) {
+func (s *Server) Restored(t *tree.Tree) {
+	if t.ConfigZxid() > 0 { // a reconfig made the configuration
+		data, _, _ := t.Get(tree.ConfigPath, nil)
+		if servers, _, err := member.ParseEnsemble(data); err == nil {
+			s.node.SetServers(servers)
+		}
+	}
 	s.goOwned("reconcile", s.reconcileSessions)
 }
 

@@ -62,6 +62,11 @@ type Config struct {
 	MaxQueuedBytes int
 	// ExtendedTypesEnabled allows TTL nodes (zookeeper.extendedTypesEnabled).
 	ExtendedTypesEnabled bool
+	// ReconfigEnabled allows the reconfig request (zoo.cfg's
+	// reconfigEnabled): members may then be added and removed while the
+	// cluster runs. Only a super user may reconfig, as in ZooKeeper, whose
+	// /zookeeper/config no one else may write.
+	ReconfigEnabled bool
 	// ContainerCheckInterval is how often empty containers and expired TTL
 	// nodes are looked for (znode.container.checkIntervalMs). Default 60s.
 	ContainerCheckInterval time.Duration
@@ -278,27 +283,4 @@ func (c *Config) validateServers() []error {
 		errs = append(errs, errors.New("server: a cluster needs at least one voting member"))
 	}
 	return errs
-}
-
-// ensembleConfig is what a ZooKeeper member keeps in /zookeeper/config: a
-// line per member in id order, "server.N=host:port1:port2:participant" (or
-// observer), then the configuration's version in hex, 0 for a static one.
-func ensembleConfig(servers []Peer) []byte {
-	sorted := slices.Clone(servers)
-	slices.SortFunc(sorted, func(a, b Peer) int { return a.ID - b.ID })
-	var b strings.Builder
-	for _, p := range sorted {
-		host, port1, _ := net.SplitHostPort(p.RaftAddr)
-		_, port2, _ := net.SplitHostPort(p.ForwardAddr)
-		role := "participant"
-		if p.Observer {
-			role = "observer"
-		}
-		if strings.Contains(host, ":") {
-			host = "[" + host + "]" // an IPv6 address, delimited as ZooKeeper writes it
-		}
-		fmt.Fprintf(&b, "server.%d=%s:%s:%s:%s\n", p.ID, host, port1, port2, role)
-	}
-	b.WriteString("version=0")
-	return []byte(b.String())
 }

@@ -231,7 +231,7 @@ func (s *Server) writeMntr(b *strings.Builder) {
 		kv("synced_non_voting_followers", 0)
 		kv("synced_observers", observers)
 		kv("pending_syncs", 0)
-		kv("quorum_size", s.node.Config().Voters())
+		kv("quorum_size", s.node.Voters())
 	}
 }
 

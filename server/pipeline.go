@@ -71,6 +71,10 @@ func (c *conn) submit(req request, body []byte) {
 		Type: raftfsm.TypeRequest, Session: c.session, Time: req.start.UnixMilli(),
 		ExtendedTypes: c.srv.cfg.ExtendedTypesEnabled, Auth: c.ids(), Op: req.op, Body: body,
 	}
+	if req.op == wire.OpReconfig {
+		c.srv.proposePrepared(cmd, func(r *raftfsm.Result) { c.writeApplied(req, r) })
+		return
+	}
 	c.srv.propose(cmd, func(r *raftfsm.Result) { c.writeApplied(req, r) })
 }
 

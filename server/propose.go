@@ -37,12 +37,24 @@ func (p *pendingTable) take(id uint64) func(*raftfsm.Result) {
 // (inside the apply, in log order), or with nil if Raft refuses or loses it.
 // cb must not block.
 func (s *Server) propose(cmd *raftfsm.Command, cb func(*raftfsm.Result)) {
+	s.node.Propose(s.stamp(cmd, cb), cmd.ReqID)
+}
+
+// proposePrepared is propose for a command the leader decides (a
+// reconfig: see reconfig.go).
+func (s *Server) proposePrepared(cmd *raftfsm.Command, cb func(*raftfsm.Result)) {
+	s.node.ProposePrepared(s.stamp(cmd, cb), cmd.ReqID)
+}
+
+// stamp gives cmd this member's origin and a request id for cb, and
+// encodes it.
+func (s *Server) stamp(cmd *raftfsm.Command, cb func(*raftfsm.Result)) []byte {
 	cmd.Origin = s.origin
 	cmd.ReqID = 0
 	if cb != nil {
 		cmd.ReqID = s.pending.add(cb)
 	}
-	s.node.Propose(cmd.Encode(), cmd.ReqID)
+	return cmd.Encode()
 }
 
 // ProposalFailed implements member.Host: a proposal's callback runs with

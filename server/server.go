@@ -33,8 +33,9 @@ type Server struct {
 	started time.Time
 	origin  uint64 // this member's id in commands it proposes
 
-	node *member.Node // Raft and the links to the other members
-	ro   roSessions   // read-only sessions (see readonly.go)
+	node     *member.Node // Raft and the links to the other members
+	reconfig reconfigState
+	ro       roSessions // read-only sessions (see readonly.go)
 
 	mu        sync.Mutex // guards the fields below
 	listeners map[net.Listener]struct{}
@@ -71,7 +72,7 @@ func New(cfg Config) (*Server, error) {
 	s.pending.init()
 	s.fsm = raftfsm.New(s)
 	if cfg.clustered() {
-		s.fsm.SetConfig(ensembleConfig(cfg.Servers))
+		s.fsm.SetConfig(member.FormatEnsemble(cfg.Servers, 0))
 	}
 	s.node = member.New(cfg.memberConfig(), s.fsm, s)
 	origin := make([]byte, 8)

@@ -20,6 +20,7 @@ func (s *Server) newSessionID() int64 {
 // fresh deadline, as a new ZooKeeper leader does: liveness is only known to
 // the member that led.
 func (s *Server) Elected() {
+	s.reconfig.pending.Store(false) // a reconfig an earlier term proposed has applied, or never will
 	now := time.Now()
 	sessions := s.fsm.Sessions()
 	s.mu.Lock()

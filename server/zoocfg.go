@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/zkraft/zkraft/server/member"
 )
 
 // ParseZooCfg reads a ZooKeeper zoo.cfg (Java properties syntax) into a
@@ -92,12 +94,15 @@ func (c *Config) applyZooCfg(key, v string, port, addr *string) (known bool, err
 		}
 	case "readonlymode.enabled", "zookeeper.readonlymode.enabled":
 		c.ReadOnlyMode, err = strconv.ParseBool(v)
-	case "initLimit", "autopurge.purgeInterval", "standaloneEnabled", "reconfigEnabled",
-		"localSessionsEnabled", "localSessionsUpgradingEnabled":
+	case "reconfigEnabled", "zookeeper.reconfigEnabled":
+		c.ReconfigEnabled, err = strconv.ParseBool(v)
+	case "initLimit", "autopurge.purgeInterval", "standaloneEnabled",
+		"localSessionsEnabled", "localSessionsUpgradingEnabled", "dynamicConfigFile":
 		// Known ZooKeeper keys that need no setting here: Raft bounds how
 		// far members lag, snapshots are purged as they are taken, a
-		// one-member configuration is standalone, reconfig is unsupported,
-		// read-only sessions are always local and never upgraded.
+		// one-member configuration is standalone, the configuration a
+		// reconfig makes is kept in the replicated tree, read-only sessions
+		// are always local and never upgraded.
 	case "znode.container.maxPerMinute":
 		c.ContainerMaxPerMinute, err = strconv.Atoi(v)
 	default:
@@ -219,56 +224,21 @@ func unescape(s string) string {
 	return b.String()
 }
 
-// addServer parses server.N=host:port1:port2[:participant|observer][;[addr:]clientPort].
-// The client part, ZooKeeper's dynamic-configuration form, is accepted and
-// ignored: clients use clientPort and clientPortAddress.
+// addServer parses server.N=host:port1:port2[:participant|observer][;[addr:]clientPort]
+// (member.ParseServer). The client part, ZooKeeper's dynamic-configuration
+// form, shows in /zookeeper/config; clients use clientPort and
+// clientPortAddress.
 func (c *Config) addServer(key, v string) error {
 	id, err := strconv.Atoi(strings.TrimPrefix(key, "server."))
-	if err != nil || id < 1 || id > 254 {
+	if err != nil {
 		return fmt.Errorf("server id must be 1..254")
 	}
-	spec, _, _ := strings.Cut(v, ";")
-	host, rest, err := splitHost(spec)
+	p, err := member.ParseServer(id, v)
 	if err != nil {
 		return err
 	}
-	parts := strings.Split(rest, ":")
-	if len(parts) < 2 || len(parts) > 3 {
-		return fmt.Errorf("want host:port1:port2[:participant|observer]")
-	}
-	p := Peer{ID: id, RaftAddr: net.JoinHostPort(host, parts[0]), ForwardAddr: net.JoinHostPort(host, parts[1])}
-	for _, port := range parts[:2] {
-		if n, err := strconv.ParseUint(port, 10, 16); err != nil || n == 0 {
-			return fmt.Errorf("bad port %q", port)
-		}
-	}
-	if len(parts) == 3 {
-		switch parts[2] {
-		case "observer":
-			p.Observer = true
-		case "participant":
-		default:
-			return fmt.Errorf("role %q is neither participant nor observer", parts[2])
-		}
-	}
 	c.Servers = append(c.Servers, p)
 	return nil
-}
-
-// splitHost splits "host:rest" where host may be a bracketed IPv6 address.
-func splitHost(s string) (host, rest string, err error) {
-	if strings.HasPrefix(s, "[") {
-		end := strings.Index(s, "]:")
-		if end < 0 {
-			return "", "", fmt.Errorf("bad address %q", s)
-		}
-		return s[1:end], s[end+2:], nil
-	}
-	host, rest, ok := strings.Cut(s, ":")
-	if !ok || host == "" {
-		return "", "", fmt.Errorf("bad address %q", s)
-	}
-	return host, rest, nil
 }
 
 // ReadMyID reads this member's id from dataDir/myid, as ZooKeeper does.

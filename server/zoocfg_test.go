@@ -120,7 +120,7 @@ server.3=[::1]:2889:3889:observer
 	assert.Empty(t, unknown)
 	assert.Equal(t, []server.Peer{
 		{ID: 1, RaftAddr: "10.0.0.1:2888", ForwardAddr: "10.0.0.1:3888"},
-		{ID: 2, RaftAddr: "zk2.example:2888", ForwardAddr: "zk2.example:3888"},
+		{ID: 2, RaftAddr: "zk2.example:2888", ForwardAddr: "zk2.example:3888", Client: "0.0.0.0:2181"},
 		{ID: 3, RaftAddr: "[::1]:2889", ForwardAddr: "[::1]:3889", Observer: true},
 	}, cfg.Servers)
 	assert.Equal(t, "/txlog", cfg.DataLogDir)

@@ -53,6 +53,37 @@ func (t *Tree) SetConfig(data []byte, mtime int64) {
 	t.nodes[ConfigPath] = n
 }
 
+// Reconfigure makes /zookeeper/config hold data as a committed reconfig
+// does: its mzxid and mtime are the reconfig's, its version stays -1 (as
+// ZooKeeper's does), and watchers of its data hear NodeDataChanged. The
+// caller checked the ACL (ZooKeeper's leader does, before it proposes).
+func (t *Tree) Reconfigure(c *Context, data []byte) wire.Stat {
+	n := t.nodes[ConfigPath]
+	if t.undo != nil {
+		oldData, oldMzxid, oldMtime := n.data, n.mzxid, n.mtime
+		t.undo = append(t.undo, func() {
+			t.dataSize -= int64(len(n.data) - len(oldData))
+			n.data, n.mzxid, n.mtime = oldData, oldMzxid, oldMtime
+		})
+	}
+	t.dataSize += int64(len(data) - len(n.data))
+	n.data, n.version = data, -1
+	n.mzxid, n.mtime = c.Zxid, c.Time
+	c.fire(ConfigPath, wire.EventNodeDataChanged, n.acl)
+	return n.stat()
+}
+
+// Allowed reports whether a node exists and its ACL grants a caller with
+// identities ids one of the permissions in perm.
+func (t *Tree) Allowed(path string, perm int32, ids []wire.Id) bool {
+	n := t.lookup(path)
+	return n != nil && CheckACL(n.acl, perm, ids)
+}
+
+// ConfigZxid returns the mzxid of /zookeeper/config: 0 unless a reconfig
+// changed it.
+func (t *Tree) ConfigZxid() int64 { return t.nodes[ConfigPath].mzxid }
+
 func (t *Tree) addSystemNode(p string, acl []wire.ACL, aversion int32) {
 	n := &node{data: []byte{}, acl: acl, aversion: aversion}
 	t.nodes[p] = n

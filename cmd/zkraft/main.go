@@ -95,7 +95,7 @@ type options struct {
 	raftTimeout                                      time.Duration
 	port, maxCnxns, juteMaxBuffer, serverID          int
 	tick, minTimeout, maxTimeout, containerInterval  time.Duration
-	extendedTypes, version, readOnly                 bool
+	extendedTypes, version, readOnly, reconfig       bool
 	syncLimit                                        int
 }
 
@@ -115,6 +115,7 @@ func configure(args []string, stderr io.Writer) (cfg server.Config, logger *slog
 	fs.StringVar(&o.fourLetter, "4lw", "", `four-letter words to answer, comma-separated, or "*" (default srvr)`)
 	fs.IntVar(&o.juteMaxBuffer, "jute-maxbuffer", 0, "largest request frame in bytes (default 1048575)")
 	fs.BoolVar(&o.extendedTypes, "extended-types", false, "allow TTL nodes (zookeeper.extendedTypesEnabled)")
+	fs.BoolVar(&o.reconfig, "reconfig", false, "allow a super user to add and remove members while the cluster runs (zoo.cfg reconfigEnabled)")
 	fs.BoolVar(&o.readOnly, "read-only-mode", false, "a member without a leader serves reads to clients that allow read-only (readonlymode.enabled)")
 	fs.IntVar(&o.syncLimit, "sync-limit", 0, "ticks without a leader before a member drops its clients (zoo.cfg syncLimit; default 5)")
 	fs.DurationVar(&o.containerInterval, "container-check-interval", 0, "how often empty containers and expired TTL nodes are removed (default 1m)")
@@ -238,6 +239,8 @@ func applyFlags(fs *flag.FlagSet, o *options, cfg *server.Config) {
 			cfg.ExtendedTypesEnabled = o.extendedTypes
 		case "read-only-mode":
 			cfg.ReadOnlyMode = o.readOnly
+		case "reconfig":
+			cfg.ReconfigEnabled = o.reconfig
 		case "sync-limit":
 			cfg.SyncLimit = o.syncLimit
 		case "container-check-interval":

@@ -54,7 +54,7 @@ func (n *Node) leaseTimeout() time.Duration {
 // the far side (the member may not lead: then nothing is done). Several
 // connections break at once when a leader dies; one probe is enough.
 func (n *Node) leaderLinkBroken(leader int) {
-	if self, _ := n.cfg.Self(); self.Observer || n.raft == nil {
+	if self, ok := n.self(); !ok || self.Observer || n.raft == nil {
 		return
 	}
 	if _, id := n.raft.LeaderWithID(); id != raft.ServerID(itoa(leader)) {
@@ -112,10 +112,10 @@ func (n *Node) chooseCandidate(leader int) {
 			return
 		}
 		self := goneView{id: n.cfg.ServerID, gone: true, end: n.logEnd()}
-		best, ok := pickCandidate(append(n.askGone(leader), self), n.cfg.Voters())
+		best, ok := pickCandidate(append(n.askGone(leader), self), n.Voters())
 		if !ok {
 			n.log.Info("the leader is gone for a minority only: leaving the election to Raft's timeouts",
-				"leader", leader, "voters", n.cfg.Voters())
+				"leader", leader, "voters", n.Voters())
 			return
 		}
 		if best.id == n.cfg.ServerID {
@@ -167,7 +167,7 @@ func (n *Node) logEnd() logEnd {
 // voter that cannot be asked counts as one that still has the leader.
 func (n *Node) askGone(leader int) []goneView {
 	var ids []int
-	for _, p := range n.cfg.Servers {
+	for _, p := range n.servers() {
 		if !p.Observer && p.ID != n.cfg.ServerID && p.ID != leader {
 			ids = append(ids, p.ID)
 		}
@@ -227,7 +227,7 @@ func (n *Node) ping(id int) error {
 // ask sends member id one request of type typ on a connection of its own
 // and returns the answer's payload.
 func (n *Node) ask(id int, typ byte, payload []byte, timeout time.Duration) ([]byte, error) {
-	peer, ok := n.cfg.Peer(id)
+	peer, ok := n.peer(id)
 	if !ok {
 		return nil, fmt.Errorf("member %d is not among the servers", id)
 	}

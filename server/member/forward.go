@@ -23,6 +23,7 @@ const (
 	fwdPing       byte = 5 // nothing; reply: status only (the member's process is there)
 	fwdGone       byte = 6 // a leader's id (uint32); reply: gone for the member asked (byte), its last log term and index
 	fwdLogEnd     byte = 7 // nothing; reply: the member's last log term and index (see voteGuard)
+	fwdPrepare    byte = 8 // a command the leader prepares (Host.Prepare), then proposes; reply as fwdApply
 
 	fwdOK  byte = 0
 	fwdErr byte = 1
@@ -120,6 +121,16 @@ func (n *Node) serveForward(nc net.Conn) {
 				return
 			}
 			replies <- n.applyForwarded(typ, id, append([]byte(nil), payload...))
+		case fwdPrepare:
+			n.awaitReconciled()
+			if !n.IsLeader() { // it handed leadership over meanwhile: nothing was proposed
+				replies <- fwdReply{typ: typ, id: id, err: errNotLeaderThere}
+				continue
+			}
+			if n.raft.CurrentTerm() != term {
+				return
+			}
+			replies <- n.applyForwarded(typ, id, n.host.Prepare(append([]byte(nil), payload...)))
 		case fwdTouch:
 			n.touchRemote(nc, payload)
 		case fwdRevalidate:
@@ -192,8 +203,9 @@ func (n *Node) appendForwardReply(buf []byte, r fwdReply) []byte {
 	}
 	status := fwdOK
 	switch {
-	case errors.Is(err, raft.ErrNotLeader), errors.Is(err, errNotLeaderThere):
-		// Raft answers ErrNotLeader only for what it never appended.
+	case errors.Is(err, raft.ErrNotLeader), errors.Is(err, errNotLeaderThere),
+		errors.Is(err, raft.ErrLeadershipTransferInProgress):
+		// Raft answers these only for what it never appended.
 		status, payload = fwdNotLeader, nil
 	case errors.Is(err, raft.ErrLeadershipLost):
 		// Appended, perhaps committed: as if the connection had failed.

@@ -26,11 +26,12 @@ type fwdClient struct {
 	leader int
 	broken func(leader int) // told when the leader's side ends the connection
 
-	mu      sync.Mutex // guards out, pending, next, closed
+	mu      sync.Mutex // guards out, pending, next, closed, retired
 	out     []byte
 	pending map[uint64]func(status byte, payload []byte)
 	next    uint64
 	closed  bool
+	retired bool // another leader's connection replaced this one (see retire)
 	wake    chan struct{}
 	done    chan struct{}
 }
@@ -85,7 +86,7 @@ func (f *forwarder) dialLeader() (*fwdClient, error) {
 	if c := f.conn; c != nil && c.leader == leader && !c.isClosed() {
 		return c, nil
 	}
-	peer, ok := n.cfg.Peer(leader)
+	peer, ok := n.peer(leader)
 	if !ok {
 		return nil, fmt.Errorf("leader %d is not among the servers", leader)
 	}
@@ -100,7 +101,7 @@ func (f *forwarder) dialLeader() (*fwdClient, error) {
 		return nil, ErrClosed
 	}
 	if old := f.conn; old != nil {
-		old.close()
+		old.retire(2 * n.cfg.RaftTimeout)
 	}
 	f.conn = c
 	return c, nil
@@ -142,6 +143,22 @@ func (c *fwdClient) isClosed() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.closed
+}
+
+// retire closes the connection once every request sent on it has its
+// answer, or after grace: a member that lost office still answers what it
+// has, and one it never proposed (a reconfig it was preparing) it answers
+// "not the leader", which the sender may take to the next leader.
+func (c *fwdClient) retire(grace time.Duration) {
+	c.mu.Lock()
+	c.retired = true
+	idle := len(c.pending) == 0
+	c.mu.Unlock()
+	if idle {
+		c.close()
+		return
+	}
+	time.AfterFunc(grace, c.close)
 }
 
 // close closes the connection and fails every request still waiting.
@@ -200,9 +217,13 @@ func (c *fwdClient) readLoop() {
 		c.mu.Lock()
 		cb := c.pending[id]
 		delete(c.pending, id)
+		done := c.retired && len(c.pending) == 0
 		c.mu.Unlock()
 		if cb != nil {
 			cb(frame[9], frame[10:])
+		}
+		if done {
+			return // retired, and nothing more to wait for
 		}
 	}
 }

@@ -38,6 +38,7 @@ func (n *Node) watchLeadership() {
 		isLeader := n.raft.State() == raft.Leader
 		if isLeader && !n.leading.Load() {
 			n.host.Elected()
+			n.reconcileMembers() // finish a reconfig an earlier leader began
 		}
 		n.leading.Store(isLeader) // only after Elected: see Leading
 		_, id := n.raft.LeaderWithID()
@@ -152,7 +153,8 @@ func (n *Node) Touch(id int64) {
 // reportTouches sends the sessions touched here to the leader twice a tick,
 // as ZooKeeper's followers answer the leader's pings, after the zxid this
 // member has applied; an empty batch still tells the leader this member is
-// in touch.
+// in touch. A new leader hears from it at once (a reconfig asks which
+// members are in touch).
 func (n *Node) reportTouches() {
 	ticker := time.NewTicker(n.cfg.TickTime / 2)
 	defer ticker.Stop()
@@ -161,6 +163,7 @@ func (n *Node) reportTouches() {
 		case <-n.quit:
 			return
 		case <-ticker.C:
+		case <-n.leaderChanges():
 		}
 		if n.IsLeader() {
 			continue

@@ -21,6 +21,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -55,6 +56,9 @@ type Host interface {
 	// Revalidate reports, on the leader, whether a resuming session lives,
 	// giving it a deadline counted from now with the new timeout.
 	Revalidate(id int64, timeout time.Duration) bool
+	// Prepare turns, on the leader, a command given to ProposePrepared into
+	// the one to propose (see membership.go). It may block briefly.
+	Prepare(cmd []byte) []byte
 }
 
 // Config is what a Node needs of the server's configuration.
@@ -83,6 +87,7 @@ type Peer struct {
 	RaftAddr    string // host:port1, where Raft traffic goes
 	ForwardAddr string // host:port2, where members forward requests to the leader
 	Observer    bool   // a Raft non-voter: serves clients, never votes
+	Client      string // clientHost:clientPort from ";[host:]port", as ZooKeeper shows it; may be empty
 }
 
 // Clustered reports whether the node is a member of a cluster.
@@ -102,15 +107,7 @@ func (c *Config) Peer(id int) (Peer, bool) {
 }
 
 // Voters counts the voting members.
-func (c *Config) Voters() int {
-	n := 0
-	for _, p := range c.Servers {
-		if !p.Observer {
-			n++
-		}
-	}
-	return n
-}
+func (c *Config) Voters() int { return voters(c.Servers) }
 
 // LogDir is where the Raft log is kept: DataLogDir, or else DataDir.
 func (c *Config) LogDir() string {
@@ -150,12 +147,16 @@ type Node struct {
 	changedCh chan struct{} // closed when Raft names another leader, then replaced
 	// futures carries every proposal's future to waitFutures, which tells
 	// Host of a proposal Raft refuses or loses.
-	futures     chan proposal
-	probing     atomic.Bool  // a leader probe runs (see failover.go)
-	reloadMu    sync.Mutex   // serializes changes to Raft's reloadable settings
-	applyMu     sync.RWMutex // guards applyClosed; held to read around each raft.Apply
-	applyClosed bool
-	unanswered  atomic.Int64 // raft.Apply futures not yet answered
+	futures chan proposal
+	probing atomic.Bool // a leader probe runs (see failover.go)
+	// members are the current members (see membership.go); reconciling
+	// and reconcileAgain coordinate bringing Raft's configuration in line.
+	members                     atomic.Pointer[[]Peer]
+	reconciling, reconcileAgain atomic.Bool
+	reloadMu                    sync.Mutex   // serializes changes to Raft's reloadable settings
+	applyMu                     sync.RWMutex // guards applyClosed; held to read around each raft.Apply
+	applyClosed                 bool
+	unanswered                  atomic.Int64 // raft.Apply futures not yet answered
 
 	mu        sync.Mutex // guards the fields below
 	closed    bool
@@ -192,6 +193,8 @@ func New(cfg Config, fsm *raftfsm.FSM, host Host) *Node {
 		quit:      make(chan struct{}),
 	}
 	n.fwd = &forwarder{n: n}
+	servers := slices.Clone(cfg.Servers)
+	n.members.Store(&servers)
 	if cfg.Clustered() {
 		n.notices = newCommitNotices(n)
 	}
@@ -201,7 +204,7 @@ func New(cfg Config, fsm *raftfsm.FSM, host Host) *Node {
 // others returns the other members.
 func (n *Node) others() []Peer {
 	var out []Peer
-	for _, p := range n.cfg.Servers {
+	for _, p := range n.servers() {
 		if p.ID != n.cfg.ServerID {
 			out = append(out, p)
 		}
@@ -334,7 +337,7 @@ func (n *Node) Mode() string {
 	case n.IsLeader():
 		return "leader"
 	}
-	if self, _ := n.cfg.Self(); self.Observer {
+	if self, _ := n.self(); self.Observer {
 		return "observer"
 	}
 	return "follower"
@@ -346,7 +349,7 @@ func (n *Node) SyncedLearners() (followers, observers int) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	for id, at := range n.lastHeard {
-		p, ok := n.cfg.Peer(id)
+		p, ok := n.peer(id)
 		if !ok || id == n.cfg.ServerID || time.Since(at) > 2*n.cfg.TickTime {
 			continue
 		}

@@ -22,6 +22,7 @@ func (nopHost) Elected()                             {}
 func (nopHost) ServingChanged(bool)                  {}
 func (nopHost) TouchSessions([]int64, time.Time)     {}
 func (nopHost) Revalidate(int64, time.Duration) bool { return true }
+func (nopHost) Prepare(cmd []byte) []byte            { return cmd }
 func quietLogger() *slog.Logger                      { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()

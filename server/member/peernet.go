@@ -132,8 +132,8 @@ type raftStream struct {
 	advertise net.Addr
 	self      int
 	links     *Links
-	ids       map[raft.ServerAddress]int
-	broken    func(remote int) // told when an accepted connection is ended by its member
+	idOf      func(raft.ServerAddress) int // the member at a Raft address, 0 if none
+	broken    func(remote int)             // told when an accepted connection is ended by its member
 
 	mu     sync.Mutex // guards conns, closed
 	conns  map[*peerConn]struct{}
@@ -155,7 +155,7 @@ func (s *raftStream) Accept() (net.Conn, error) {
 }
 
 func (s *raftStream) Dial(addr raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
-	nc, err := dialPeer(s.links, s.self, s.ids[addr], string(addr), timeout)
+	nc, err := dialPeer(s.links, s.self, s.idOf(addr), string(addr), timeout)
 	if err != nil {
 		return nil, err
 	}

@@ -19,7 +19,7 @@ type proposal struct {
 // refuses or loses it, Host.ProposalFailed is told with reqID (unless 0).
 func (n *Node) Propose(data []byte, reqID uint64) {
 	if n.cfg.Clustered() && !n.IsLeader() {
-		n.forward(data, reqID)
+		n.forward(fwdApply, data, reqID, func() { n.applyLocal(data, reqID) }, nil)
 		return
 	}
 	n.applyLocal(data, reqID)
@@ -81,15 +81,18 @@ func (n *Node) stopProposing() {
 // have been committed, would keep clients connected through a failover,
 // but must keep each session's writes in order across the writes being
 // settled and those arriving meanwhile; it is not done.)
-func (n *Node) forward(data []byte, reqID uint64) {
+// It sends typ (fwdApply or fwdPrepare), or runs local if leadership moved
+// here meanwhile. A failure the leader answers goes to retry, if given,
+// which reports whether it took the request over.
+func (n *Node) forward(typ byte, data []byte, reqID uint64, local func(), retry func(error) bool) {
 	c, err := n.fwd.client(n.holdDeadline())
-	if errors.Is(err, errIsLeader) { // leadership moved here meanwhile
-		n.applyLocal(data, reqID)
+	if errors.Is(err, errIsLeader) {
+		local()
 		return
 	}
 	if err == nil {
-		err = c.send(fwdApply, data, func(status byte, reply []byte) {
-			if err := fwdError(status, reply); err != nil {
+		err = c.send(typ, data, func(status byte, reply []byte) {
+			if err := fwdError(status, reply); err != nil && (retry == nil || !retry(err)) {
 				n.failProposal(reqID, err)
 			}
 		})

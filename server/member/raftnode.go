@@ -185,13 +185,12 @@ func (n *Node) raftTransport() (raft.Transport, raft.Configuration, error) {
 	}
 	stream := &raftStream{
 		ln: &peerListener{Listener: ln, self: n.cfg.ServerID, links: n.cfg.Links}, advertise: tcpAddr(self.RaftAddr),
-		self: n.cfg.ServerID, links: n.cfg.Links, ids: make(map[raft.ServerAddress]int),
+		self: n.cfg.ServerID, links: n.cfg.Links, idOf: n.idOf,
 		// The leader's Raft connections to this member break when it dies.
 		broken: n.leaderLinkBroken,
 	}
 	var conf raft.Configuration
 	for _, p := range n.cfg.Servers {
-		stream.ids[raft.ServerAddress(p.RaftAddr)] = p.ID
 		suffrage := raft.Voter
 		if p.Observer {
 			suffrage = raft.Nonvoter

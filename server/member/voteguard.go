@@ -211,7 +211,7 @@ func (n *Node) askLogEnds() logSurvey {
 		wg sync.WaitGroup
 		s  = logSurvey{complete: true}
 	)
-	for _, p := range n.cfg.Servers {
+	for _, p := range n.servers() {
 		if p.Observer || p.ID == n.cfg.ServerID {
 			continue
 		}

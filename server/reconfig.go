@@ -1,0 +1,101 @@
+package server
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/zkraft/zkraft/raftfsm"
+	"github.com/zkraft/zkraft/server/member"
+	"github.com/zkraft/zkraft/tree"
+	"github.com/zkraft/zkraft/wire"
+)
+
+// Reconfig: the client's side. A reconfig request goes to the leader as a
+// command to prepare (member.Node.ProposePrepared); there Prepare decides
+// it, in ZooKeeper's order of checks, and the outcome is proposed as a
+// TypeReconfig command. Applying it sets /zookeeper/config on every member,
+// and Applied hands the new members to the membership side, which brings
+// Raft's configuration in line (see member/membership.go).
+
+// reconfigState is the leader's note of a reconfig proposed but not yet
+// applied: ZooKeeper refuses another one meanwhile (RECONFIGINPROGRESS).
+type reconfigState struct {
+	mu      sync.Mutex  // serializes Prepare (never taken inside an apply)
+	pending atomic.Bool // a reconfig was proposed and has not applied yet
+}
+
+// Prepare implements member.Host: on the leader, it turns a client's
+// reconfig request into the TypeReconfig command that carries its outcome.
+// Any other command is returned as it is.
+func (s *Server) Prepare(data []byte) []byte {
+	var cmd raftfsm.Command
+	if err := cmd.Decode(data); err != nil || cmd.Type != raftfsm.TypeRequest || cmd.Op != wire.OpReconfig {
+		return data
+	}
+	s.reconfig.mu.Lock()
+	defer s.reconfig.mu.Unlock()
+	out := raftfsm.Command{Type: raftfsm.TypeReconfig, Origin: cmd.Origin, ReqID: cmd.ReqID,
+		Session: cmd.Session, Time: cmd.Time, Auth: cmd.Auth}
+	var next []member.Peer
+	next, out.Code = s.decideReconfig(&cmd)
+	if out.Code == wire.CodeOK {
+		config := member.FormatEnsemble(next, 0)
+		out.Body = config[:len(config)-len("version=0")]
+		s.reconfig.pending.Store(true)
+	}
+	return out.Encode()
+}
+
+// decideReconfig checks a reconfig request as ZooKeeper's leader does, in
+// its order, and returns the members it asks for.
+func (s *Server) decideReconfig(cmd *raftfsm.Command) ([]member.Peer, wire.Code) {
+	switch {
+	case !s.cfg.ReconfigEnabled:
+		return nil, wire.CodeReconfigDisabled
+	case !s.cfg.clustered():
+		return nil, wire.CodeUnimplemented // as a standalone ZooKeeper answers
+	case s.reconfig.pending.Load() || s.node.ReconfigInProgress():
+		return nil, wire.CodeReconfigInProgress
+	}
+	var req wire.ReconfigRequest
+	if _, err := req.Decode(cmd.Body); err != nil {
+		return nil, wire.CodeMarshallingError
+	}
+	cur, version, err := member.ParseEnsemble(s.fsm.Config())
+	if err != nil {
+		s.log.Error("cannot read the current configuration", "err", err)
+		return nil, wire.CodeSystemError
+	}
+	if req.CurConfigID != -1 && req.CurConfigID != version {
+		return nil, wire.CodeBadVersion
+	}
+	next, code := member.NextEnsemble(cur, req.JoiningServers, req.LeavingServers, req.NewMembers)
+	if code != wire.CodeOK {
+		return nil, code
+	}
+	if !s.node.QuorumSynced(next) {
+		return nil, wire.CodeNewConfigNoQuorum
+	}
+	allowed := false
+	s.fsm.Read(func(t *tree.Tree) { allowed = t.Allowed(tree.ConfigPath, wire.PermWrite, cmd.Auth) })
+	if !allowed {
+		return nil, wire.CodeNoAuth
+	}
+	return next, wire.CodeOK
+}
+
+// reconfigApplied runs inside the apply of a TypeReconfig command: the
+// membership side learns the new members.
+func (s *Server) reconfigApplied(r *raftfsm.Result) {
+	s.reconfig.pending.Store(false)
+	if r.Code != wire.CodeOK {
+		return
+	}
+	servers, _, err := member.ParseEnsemble(r.Resp.(*wire.GetDataResponse).Data)
+	if err != nil {
+		s.log.Error("a reconfig applied a configuration that does not parse", "err", err)
+		return
+	}
+	s.log.Info("the ensemble's configuration changed", "zxid", r.Index, "members", len(servers))
+	s.node.SetServers(servers)
+}
