@@ -39,8 +39,7 @@ func (s *Server) Prepare(data []byte) []byte {
 	var next []member.Peer
 	next, out.Code = s.decideReconfig(&cmd)
 	if out.Code == wire.CodeOK {
-		config := member.FormatEnsemble(next, 0)
-		out.Body = config[:len(config)-len("version=0")]
+		out.Body = member.ServerLines(next)
 		s.reconfig.pending.Store(true)
 	}
 	return out.Encode()

@@ -56,16 +56,10 @@ func (t *Tree) SetConfig(data []byte, mtime int64) {
 // Reconfigure makes /zookeeper/config hold data as a committed reconfig
 // does: its mzxid and mtime are the reconfig's, its version stays -1 (as
 // ZooKeeper's does), and watchers of its data hear NodeDataChanged. The
-// caller checked the ACL (ZooKeeper's leader does, before it proposes).
+// caller checked the ACL (ZooKeeper's leader does, before it proposes). A
+// reconfig is never part of a multi, so there is nothing to undo.
 func (t *Tree) Reconfigure(c *Context, data []byte) wire.Stat {
 	n := t.nodes[ConfigPath]
-	if t.undo != nil {
-		oldData, oldMzxid, oldMtime := n.data, n.mzxid, n.mtime
-		t.undo = append(t.undo, func() {
-			t.dataSize -= int64(len(n.data) - len(oldData))
-			n.data, n.mzxid, n.mtime = oldData, oldMzxid, oldMtime
-		})
-	}
 	t.dataSize += int64(len(data) - len(n.data))
 	n.data, n.version = data, -1
 	n.mzxid, n.mtime = c.Zxid, c.Time

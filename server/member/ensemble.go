@@ -90,15 +90,20 @@ func splitHost(s string) (host, rest string, err error) {
 // observer), then "version=" and the configuration's version in hex: the
 // zxid of the reconfig that made it, 0 for the static one.
 func FormatEnsemble(servers []Peer, version int64) []byte {
+	return fmt.Appendf(ServerLines(servers), "version=%x", version)
+}
+
+// ServerLines is FormatEnsemble without the version line: a line per
+// member in id order, each ending in a new line.
+func ServerLines(servers []Peer) []byte {
 	sorted := slices.Clone(servers)
 	slices.SortFunc(sorted, func(a, b Peer) int { return a.ID - b.ID })
-	var b strings.Builder
+	var b []byte
 	for _, p := range sorted {
-		b.WriteString(serverLine(p))
-		b.WriteByte('\n')
+		b = append(b, serverLine(p)...)
+		b = append(b, '\n')
 	}
-	fmt.Fprintf(&b, "version=%x", version)
-	return []byte(b.String())
+	return b
 }
 
 func serverLine(p Peer) string {

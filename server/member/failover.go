@@ -166,29 +166,40 @@ func (n *Node) logEnd() logEnd {
 // askGone asks every other voter at once whether leader is gone for it. A
 // voter that cannot be asked counts as one that still has the leader.
 func (n *Node) askGone(leader int) []goneView {
-	var ids []int
-	for _, p := range n.servers() {
-		if !p.Observer && p.ID != n.cfg.ServerID && p.ID != leader {
-			ids = append(ids, p.ID)
+	var views []goneView
+	n.askVoters(leader, fwdGone, binary.BigEndian.AppendUint32(nil, uint32(leader)), func(id int, reply []byte, err error) {
+		v := goneView{id: id}
+		if err == nil && len(reply) >= 17 {
+			v.gone = reply[0] == 1
+			v.end = readLogEnd(reply[1:])
 		}
-	}
-	views := make([]goneView, len(ids))
-	var wg sync.WaitGroup
-	for i, id := range ids {
-		views[i].id = id
+		views = append(views, v)
+	})
+	return views
+}
+
+// askVoters asks every other voter but member except (0: none) at once,
+// each on a connection of its own, and hands got each answer, one at a
+// time, once all are in or have failed.
+func (n *Node) askVoters(except int, typ byte, payload []byte, got func(id int, reply []byte, err error)) {
+	var (
+		mu sync.Mutex
+		wg sync.WaitGroup
+	)
+	for _, p := range n.servers() {
+		if p.Observer || p.ID == n.cfg.ServerID || p.ID == except {
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			reply, err := n.ask(id, fwdGone, binary.BigEndian.AppendUint32(nil, uint32(leader)), 2*n.probeTimeout())
-			if err != nil || len(reply) < 17 {
-				return
-			}
-			views[i].gone = reply[0] == 1
-			views[i].end = logEnd{term: binary.BigEndian.Uint64(reply[1:]), index: binary.BigEndian.Uint64(reply[9:])}
+			reply, err := n.ask(p.ID, typ, payload, 2*n.probeTimeout())
+			mu.Lock()
+			defer mu.Unlock()
+			got(p.ID, reply, err)
 		}()
 	}
 	wg.Wait()
-	return views
 }
 
 // answerGone answers another member's "is the leader gone?": gone if this

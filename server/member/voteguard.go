@@ -3,7 +3,6 @@ package member
 import (
 	"encoding/binary"
 	"log/slog"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -206,32 +205,16 @@ func (n *Node) surveyLogs(g *voteGuard) {
 
 // askLogEnds asks every other voter at once where its log ends.
 func (n *Node) askLogEnds() logSurvey {
-	var (
-		mu sync.Mutex
-		wg sync.WaitGroup
-		s  = logSurvey{complete: true}
-	)
-	for _, p := range n.servers() {
-		if p.Observer || p.ID == n.cfg.ServerID {
-			continue
+	s := logSurvey{complete: true}
+	n.askVoters(0, fwdLogEnd, nil, func(_ int, reply []byte, err error) {
+		if err != nil || len(reply) < 16 {
+			s.complete = false
+			return
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			reply, err := n.ask(p.ID, fwdLogEnd, nil, 2*n.probeTimeout())
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil || len(reply) < 16 {
-				s.complete = false
-				return
-			}
-			end := logEnd{term: binary.BigEndian.Uint64(reply), index: binary.BigEndian.Uint64(reply[8:])}
-			if s.most.before(end) {
-				s.most = end
-			}
-		}()
-	}
-	wg.Wait()
+		if end := readLogEnd(reply); s.most.before(end) {
+			s.most = end
+		}
+	})
 	return s
 }
 
@@ -239,4 +222,9 @@ func (n *Node) askLogEnds() logSurvey {
 func appendLogEnd(dst []byte, end logEnd) []byte {
 	dst = binary.BigEndian.AppendUint64(dst, end.term)
 	return binary.BigEndian.AppendUint64(dst, end.index)
+}
+
+// readLogEnd reads what appendLogEnd wrote; src holds at least 16 bytes.
+func readLogEnd(src []byte) logEnd {
+	return logEnd{term: binary.BigEndian.Uint64(src), index: binary.BigEndian.Uint64(src[8:])}
 }
