@@ -54,9 +54,12 @@ var (
 type fwdReply struct {
 	typ    byte
 	id     uint64
-	future raft.Future // for apply and sync
-	value  []byte      // a ready payload
-	err    error
+	future raft.Future // for apply, prepare and sync
+	// proposed: future is a proposal counted in unanswered (see
+	// raftApplyLocked), which settleForwarded uncounts once Raft answers.
+	proposed bool
+	value    []byte // a ready payload
+	err      error
 }
 
 func appendFwd(dst []byte, typ byte, id uint64, payload []byte) []byte {
@@ -156,7 +159,7 @@ func (n *Node) applyForwarded(typ byte, id uint64, data []byte) fwdReply {
 	if !ok {
 		return fwdReply{typ: typ, id: id, err: ErrClosed}
 	}
-	return fwdReply{typ: typ, id: id, future: f}
+	return fwdReply{typ: typ, id: id, future: f, proposed: true}
 }
 
 func (n *Node) revalidateFor(typ byte, id uint64, payload []byte) fwdReply {
@@ -181,7 +184,8 @@ func (n *Node) writeForwardReplies(nc net.Conn, replies <-chan fwdReply) {
 			nc.SetWriteDeadline(time.Now().Add(writeTimeout))
 			if _, err := nc.Write(buf); err != nil {
 				nc.Close()
-				for range replies { // let the reader finish
+				for r := range replies { // let the reader finish
+					n.settleForwarded(r)
 				}
 				return
 			}
@@ -190,16 +194,23 @@ func (n *Node) writeForwardReplies(nc net.Conn, replies <-chan fwdReply) {
 	}
 }
 
+// settleForwarded waits for Raft's answer to a reply's proposal, if it has
+// one, and returns it; stopProposing counts the answers.
+func (n *Node) settleForwarded(r fwdReply) error {
+	if r.future == nil {
+		return r.err
+	}
+	err := r.future.Error()
+	if r.proposed {
+		n.unanswered.Add(-1)
+	}
+	return err
+}
+
 func (n *Node) appendForwardReply(buf []byte, r fwdReply) []byte {
-	payload, err := r.value, r.err
-	if r.future != nil {
-		err = r.future.Error()
-		if r.typ == fwdApply { // counted in unanswered by raftApplyLocked
-			n.unanswered.Add(-1)
-		}
-		if err == nil && r.typ == fwdSync { // a barrier: everything before it is applied here
-			payload = binary.BigEndian.AppendUint64(nil, uint64(n.fsm.LastZxid()))
-		}
+	payload, err := r.value, n.settleForwarded(r)
+	if r.future != nil && err == nil && r.typ == fwdSync { // a barrier: everything before it is applied here
+		payload = binary.BigEndian.AppendUint64(nil, uint64(n.fsm.LastZxid()))
 	}
 	status := fwdOK
 	switch {
