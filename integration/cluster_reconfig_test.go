@@ -20,10 +20,14 @@ import (
 // same client (measured against realzk with reconfigEnabled): the new
 // configuration in /zookeeper/config with "version=" the reconfig's zxid in
 // hex, its mzxid that zxid and its version still -1, NodeDataChanged to a
-// watcher, and the answers to requests ZooKeeper refuses.
+// watcher, and the answers to requests ZooKeeper refuses. The member
+// removed stops serving until it is added back.
 func TestClusterReconfig(t *testing.T) {
 	c := servertest.NewCluster(t, 3, servertest.WithConfig(func(cfg *server.Config) {
 		cfg.ReconfigEnabled, cfg.SuperDigest = true, superDigest
+		// Out of reach of the test: the member removed must stop serving
+		// because it was removed, not because it has no leader.
+		cfg.SyncLimit = 10000
 	}))
 	l := c.Leader()
 	gone, other := (l+1)%3, (l+2)%3
@@ -49,8 +53,15 @@ func TestClusterReconfig(t *testing.T) {
 
 	_, _, watch, err := plain.GetW("/zookeeper/config")
 	require.NoError(t, err)
+	_, onGone := mustConnectInOrder(t, []string{c.Addr(gone)}, 10*time.Second)
 	st, err := admin.IncrementalReconfig(nil, []string{goneID}, -1)
 	require.NoError(t, err)
+	// The removed member drops its clients and refuses new ones, as a
+	// removed ZooKeeper server, which leaves its leader and stays LOOKING.
+	onGone.waitState(t, zk.StateDisconnected)
+	require.Eventually(t, func() bool {
+		return strings.Contains(fourLetterWord(t, c.Addr(gone), "srvr"), "not currently serving")
+	}, 10*time.Second, 5*time.Millisecond)
 	data, got, err := admin.Get("/zookeeper/config")
 	require.NoError(t, err)
 	assert.Equal(t, st.Mzxid, got.Mzxid)

@@ -25,13 +25,17 @@ func (s *Server) Applied(_ *tree.Tree, r *raftfsm.Result) {
 		s.tracker.Add(cmd.Session, time.Duration(cmd.Timeout)*time.Millisecond, time.Now())
 		s.mu.Unlock()
 	}
+	var members []member.Peer
 	if cmd.Type == raftfsm.TypeReconfig {
-		s.reconfigApplied(r)
+		members = s.reconfigApplied(r)
 	}
 	if cmd.Origin == s.origin && cmd.ReqID != 0 {
 		if cb := s.pending.take(cmd.ReqID); cb != nil {
 			cb(r)
 		}
+	}
+	if members != nil { // after the reply: a member removed drops its clients
+		s.node.SetServers(members)
 	}
 	s.node.Applied(int64(r.Index))
 	// After the callback: a client's own closeSession gets its reply queued

@@ -99,7 +99,7 @@ func (r *roSessions) clear() {
 // close and their sessions are forgotten.
 func (s *Server) ServingChanged(on bool) {
 	if !on {
-		s.closeConns("this member lost the leader")
+		s.finishConns("this member stopped serving")
 		return
 	}
 	s.ro.clear()

@@ -83,18 +83,19 @@ func (s *Server) decideReconfig(cmd *raftfsm.Command) ([]member.Peer, wire.Code)
 	return next, wire.CodeOK
 }
 
-// reconfigApplied runs inside the apply of a TypeReconfig command: the
-// membership side learns the new members.
-func (s *Server) reconfigApplied(r *raftfsm.Result) {
+// reconfigApplied runs inside the apply of a TypeReconfig command and
+// returns the new members, if it changed them, which Applied hands the
+// membership side once the reply is queued.
+func (s *Server) reconfigApplied(r *raftfsm.Result) []member.Peer {
 	s.reconfig.pending.Store(false)
 	if r.Code != wire.CodeOK {
-		return
+		return nil
 	}
 	servers, _, err := member.ParseEnsemble(r.Resp.(*wire.GetDataResponse).Data)
 	if err != nil {
 		s.log.Error("a reconfig applied a configuration that does not parse", "err", err)
-		return
+		return nil
 	}
 	s.log.Info("the ensemble's configuration changed", "zxid", r.Index, "members", len(servers))
-	s.node.SetServers(servers)
+	return servers
 }

@@ -59,6 +59,16 @@ func (s *Server) closeConns(reason string) {
 	}
 }
 
+// finishConns closes every client connection once what is queued for it
+// has been written (replies to writes this member applied before it
+// stopped serving).
+func (s *Server) finishConns(reason string) {
+	for _, c := range s.allConns() {
+		c.log.Debug("finishing connection", "reason", reason)
+		c.finish()
+	}
+}
+
 // allConns returns the client connections.
 func (s *Server) allConns() []*conn {
 	s.mu.Lock()

@@ -18,7 +18,10 @@ import (
 // (this member is cut off in a minority, or the others are gone), it stops
 // serving, as a ZooKeeper member out of touch that long goes LOOKING: its
 // clients are disconnected, so that they move to members that can serve,
-// and new connections are refused until a leader is known again.
+// and new connections are refused until a leader is known again. A member
+// that a reconfig removed stops serving at once and for good, as a removed
+// ZooKeeper server leaves its leader and stays LOOKING, unless a later
+// reconfig adds it back.
 func (n *Node) watchLeadership() {
 	obs := make(chan raft.Observation, 16)
 	observer := raft.NewObserver(obs, false, nil)
@@ -46,15 +49,19 @@ func (n *Node) watchLeadership() {
 			last = id
 			n.leaderChanged()
 		}
-		if id != "" {
+		switch {
+		case !n.isMember():
+			n.leaderKnown(id != "")
+			n.setServing(false, "this member was removed from the ensemble")
+		case id != "":
 			leaderless = time.Time{}
 			n.leaderKnown(true)
-			n.setServing(true)
-		} else if leaderless.IsZero() {
+			n.setServing(true, "")
+		case leaderless.IsZero():
 			leaderless = time.Now()
 			n.leaderKnown(false)
-		} else if time.Since(leaderless) > n.quorumLossTimeout() {
-			n.setServing(false)
+		case time.Since(leaderless) > n.quorumLossTimeout():
+			n.setServing(false, "no leader: not serving clients until one is elected")
 		}
 	}
 }
@@ -65,9 +72,10 @@ func (n *Node) quorumLossTimeout() time.Duration {
 	return time.Duration(max(n.cfg.SyncLimit, 1)) * n.cfg.TickTime
 }
 
-// setServing switches serving on or off; switching it off disconnects
-// every client (their sessions live on in the cluster).
-func (n *Node) setServing(on bool) {
+// setServing switches serving on or off, for the reason given when off;
+// switching it off disconnects every client (their sessions live on in the
+// cluster).
+func (n *Node) setServing(on bool, why string) {
 	n.servingMu.Lock()
 	if n.serving.Load() == on {
 		n.servingMu.Unlock()
@@ -84,7 +92,7 @@ func (n *Node) setServing(on bool) {
 	if on {
 		n.log.Info("serving clients", "mode", n.Mode())
 	} else {
-		n.log.Warn("no leader: not serving clients until one is elected")
+		n.log.Warn(why)
 	}
 	n.host.ServingChanged(on)
 }

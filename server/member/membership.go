@@ -45,6 +45,12 @@ func (n *Node) peer(id int) (Peer, bool) {
 // self returns this member's entry, and whether it is a member still.
 func (n *Node) self() (Peer, bool) { return n.peer(n.cfg.ServerID) }
 
+// isMember reports whether this member is one of the current members.
+func (n *Node) isMember() bool {
+	_, ok := n.self()
+	return ok
+}
+
 // Voters counts the current voting members.
 func (n *Node) Voters() int { return voters(n.servers()) }
 
@@ -60,10 +66,18 @@ func (n *Node) idOf(addr raft.ServerAddress) int {
 
 // SetServers makes servers the members, as a configuration just applied
 // (or restored) names them. It must not block: it runs inside the apply.
-// On the leader it starts bringing Raft's configuration in line.
+// A member they leave out stops serving its clients at once (they get what
+// is already queued for them first: Host.ServingChanged); on the leader it
+// starts bringing Raft's configuration in line.
 func (n *Node) SetServers(servers []Peer) {
 	servers = slices.Clone(servers)
 	n.members.Store(&servers)
+	if n.notices != nil {
+		n.notices.followMembers(n)
+	}
+	if n.cfg.Clustered() && !n.isMember() {
+		n.setServing(false, "this member was removed from the ensemble")
+	}
 	if n.IsLeader() {
 		n.reconcileMembers()
 	}

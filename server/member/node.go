@@ -46,9 +46,10 @@ type Host interface {
 	// known only to the member that led.
 	Elected()
 	// ServingChanged tells the client side that the member starts or stops
-	// serving: it stops when it has had no leader for syncLimit ticks, and
-	// then every client connection must close (the sessions live on in the
-	// cluster).
+	// serving: it stops when it has had no leader for syncLimit ticks, or
+	// when a reconfig removed it, and then every client connection must
+	// close once what is queued for it is written (the sessions live on in
+	// the cluster). It may be called inside the apply.
 	ServingChanged(on bool)
 	// TouchSessions extends, on the leader, the sessions another member
 	// reports alive.
@@ -196,7 +197,7 @@ func New(cfg Config, fsm *raftfsm.FSM, host Host) *Node {
 	servers := slices.Clone(cfg.Servers)
 	n.members.Store(&servers)
 	if cfg.Clustered() {
-		n.notices = newCommitNotices(n)
+		n.notices = &commitNotices{}
 	}
 	return n
 }
@@ -226,7 +227,7 @@ func (n *Node) Start() error {
 	if !n.cfg.Clustered() {
 		n.host.Elected()
 		n.leading.Store(true)
-		n.setServing(true)
+		n.setServing(true, "")
 		return nil
 	}
 	self, _ := n.cfg.Self()
@@ -243,9 +244,7 @@ func (n *Node) Start() error {
 	if g := n.trans.guard; g != nil {
 		n.goOwned("log-survey", func() { n.surveyLogs(g) })
 	}
-	for _, l := range n.notices.links {
-		n.goOwned("commit-notice-link", func() { n.keepNoticeLink(l) })
-	}
+	n.notices.start(n)
 	n.goOwned("leadership", n.watchLeadership)
 	n.goOwned("touches", n.reportTouches)
 	return nil

@@ -4,11 +4,13 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/raft"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkraft/zkraft/raftfsm"
@@ -141,4 +143,43 @@ func TestPeerTransport_HoldsNoticesUntilTheEntryIsStored(t *testing.T) {
 	in <- n4
 	got = <-pt.Consumer()
 	require.Same(t, n4.Command, got.Command, "a notice for a stored entry passes at once")
+}
+
+// The leader's notice links follow the members: one per other member; a
+// member a reconfig removes loses its link, and the link's keeper ends; one
+// added gets a link.
+func TestCommitNotices_LinksFollowTheMembers(t *testing.T) {
+	nodes := startNodes(t, 3, nil)
+	leader := leaderOf(nodes)
+	linked := func() []string {
+		var ids []string
+		for _, l := range leader.notices.current() {
+			ids = append(ids, string(l.id))
+		}
+		slices.Sort(ids)
+		return ids
+	}
+	keepers := func() int { return leader.Running(map[string]int{})["commit-notice-link"] }
+	all := leader.Servers()
+	var others []string
+	for _, p := range all {
+		if p.ID != leader.cfg.ServerID {
+			others = append(others, strconv.Itoa(p.ID))
+		}
+	}
+	slices.Sort(others)
+	require.Equal(t, others, linked())
+	require.Equal(t, 2, keepers())
+
+	// As SetServers does, without changing Raft's own configuration.
+	set := func(servers []Peer) {
+		leader.members.Store(&servers)
+		leader.notices.followMembers(leader)
+	}
+	set(slices.DeleteFunc(slices.Clone(all), func(p Peer) bool { return strconv.Itoa(p.ID) == others[0] }))
+	assert.Equal(t, others[1:], linked())
+	eventually(t, "the removed member's keeper to end", func() bool { return keepers() == 1 })
+	set(all)
+	assert.Equal(t, others, linked())
+	assert.Equal(t, 2, keepers())
 }

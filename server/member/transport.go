@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -328,11 +329,14 @@ func (f notifyingFSM) ApplyBatch(logs []*raft.Log) []any {
 // it answers. Only a batch that ends the log gets a notice: under load the
 // replication of the entries after it carries its commit. Each member has
 // at most one notice unanswered: a commit made meanwhile waits, and only
-// the latest goes out when the answer comes. Connections are made off that goroutine, by one keeper per member;
-// a member that leaves a notice unanswered for two Raft timeouts gets a new
-// connection.
+// the latest goes out when the answer comes. Connections are made off that
+// goroutine, by one keeper per member; a member that leaves a notice
+// unanswered for two Raft timeouts gets a new connection. The links follow
+// the members as reconfigs change them (see followMembers).
 type commitNotices struct {
-	links []*noticeLink
+	mu      sync.Mutex // serializes changes to links
+	started bool
+	links   atomic.Pointer[[]*noticeLink]
 }
 
 type noticeLink struct {
@@ -340,6 +344,7 @@ type noticeLink struct {
 	addr   raft.ServerAddress
 	stale  time.Duration // how long a notice may stay unanswered
 	redial chan struct{}
+	gone   chan struct{} // closed when the member leaves: the keeper ends
 
 	mu      sync.Mutex // guards the fields below; held while writing a notice
 	pipe    *noticePipe
@@ -361,13 +366,53 @@ func (p *noticePipe) close() {
 	})
 }
 
-func newCommitNotices(n *Node) *commitNotices {
-	c := &commitNotices{}
-	for _, p := range n.others() {
-		c.links = append(c.links, &noticeLink{id: raft.ServerID(itoa(p.ID)), addr: raft.ServerAddress(p.RaftAddr),
-			stale: 2 * n.cfg.RaftTimeout, redial: make(chan struct{}, 1)})
+// start makes the links to the members, once the node runs.
+func (c *commitNotices) start(n *Node) {
+	c.mu.Lock()
+	c.started = true
+	c.mu.Unlock()
+	c.followMembers(n)
+}
+
+// followMembers gives every other current member a link, with a keeper of
+// its own, and ends the links of members that left or moved. It does not
+// block: it runs inside the apply of a reconfig (SetServers).
+func (c *commitNotices) followMembers(n *Node) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.started {
+		return
 	}
-	return c
+	var old, next []*noticeLink
+	if cur := c.links.Load(); cur != nil {
+		old = *cur
+	}
+	for _, p := range n.others() {
+		id, addr := raft.ServerID(itoa(p.ID)), raft.ServerAddress(p.RaftAddr)
+		if i := slices.IndexFunc(old, func(l *noticeLink) bool { return l.id == id && l.addr == addr }); i >= 0 {
+			next = append(next, old[i])
+			continue
+		}
+		l := &noticeLink{id: id, addr: addr, stale: 2 * n.cfg.RaftTimeout,
+			redial: make(chan struct{}, 1), gone: make(chan struct{})}
+		if n.goOwned("commit-notice-link", func() { n.keepNoticeLink(l) }) {
+			next = append(next, l)
+		}
+	}
+	for _, l := range old {
+		if !slices.Contains(next, l) {
+			close(l.gone)
+		}
+	}
+	c.links.Store(&next)
+}
+
+// current returns the links.
+func (c *commitNotices) current() []*noticeLink {
+	if cur := c.links.Load(); cur != nil {
+		return *cur
+	}
+	return nil
 }
 
 // committed is called with each batch the state machine is handed, before
@@ -387,7 +432,7 @@ func (n *Node) committed(index, term uint64) {
 	if r.LastIndex() > index {
 		return
 	}
-	for _, l := range c.links {
+	for _, l := range c.current() {
 		l.send(&raft.AppendEntriesRequest{RPCHeader: n.trans.header, Term: term,
 			PrevLogEntry: index, PrevLogTerm: term, LeaderCommitIndex: index})
 	}
@@ -450,8 +495,8 @@ func (l *noticeLink) wantConnection() {
 }
 
 // keepNoticeLink makes the connection a link's notices go over, when one
-// is wanted, until the node stops; a member that cannot be reached is tried
-// again a Raft timeout later, at the earliest.
+// is wanted, until the node stops or the member leaves; a member that
+// cannot be reached is tried again a Raft timeout later, at the earliest.
 func (n *Node) keepNoticeLink(l *noticeLink) {
 	defer func() {
 		l.mu.Lock()
@@ -462,6 +507,8 @@ func (n *Node) keepNoticeLink(l *noticeLink) {
 		select {
 		case <-l.redial:
 		case <-n.quit:
+			return
+		case <-l.gone:
 			return
 		}
 		l.mu.Lock()
@@ -475,6 +522,8 @@ func (n *Node) keepNoticeLink(l *noticeLink) {
 			select {
 			case <-time.After(n.cfg.RaftTimeout):
 			case <-n.quit:
+				return
+			case <-l.gone:
 				return
 			}
 			continue
