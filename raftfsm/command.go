@@ -32,7 +32,9 @@ const (
 	// TypeReconfig is a client's reconfig as the leader decided it: Code is
 	// its outcome, and when that is OK, Body holds the new configuration's
 	// server lines (each ending in a new line); the version line is the
-	// command's zxid, added as it applies.
+	// command's zxid, added as it applies. With Session 0 it is the
+	// leader's own: the first leader of a cluster that allows reconfig
+	// versions the configuration zoo.cfg gave, as ZooKeeper's does.
 	TypeReconfig Type = 5
 
 	// Ignorable marks a command type older FSMs may skip.

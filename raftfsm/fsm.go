@@ -206,11 +206,14 @@ func (f *FSM) applyReap(c *Command, zxid int64, res *Result) {
 // applyReconfig applies a reconfig the leader decided: its error, or the
 // new configuration in /zookeeper/config, versioned with this zxid.
 func (f *FSM) applyReconfig(c *Command, zxid int64, res *Result) {
-	if f.sessions[c.Session] == nil {
+	if c.Session != 0 && f.sessions[c.Session] == nil {
 		res.Code = wire.CodeSessionExpired
 		return
 	}
 	if res.Code = c.Code; c.Code != wire.CodeOK {
+		return
+	}
+	if c.Session == 0 && f.tree.ConfigZxid() > 0 { // versioned already, by an earlier leader
 		return
 	}
 	data := fmt.Appendf(slices.Clone(c.Body), "version=%x", zxid)
@@ -219,6 +222,14 @@ func (f *FSM) applyReconfig(c *Command, zxid int64, res *Result) {
 	f.config = data
 	res.Resp = &wire.GetDataResponse{Data: data, Stat: st}
 	res.Triggers = ctx.Triggers
+}
+
+// ConfigVersioned reports whether a reconfig (a client's or the first
+// leader's) has set /zookeeper/config.
+func (f *FSM) ConfigVersioned() bool {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.tree.ConfigZxid() > 0
 }
 
 // Config returns what /zookeeper/config holds.

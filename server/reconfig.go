@@ -3,6 +3,7 @@ package server
 import (
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/zkraft/zkraft/raftfsm"
 	"github.com/zkraft/zkraft/server/member"
@@ -43,6 +44,20 @@ func (s *Server) Prepare(data []byte) []byte {
 		s.reconfig.pending.Store(true)
 	}
 	return out.Encode()
+}
+
+// versionConfig runs when this member is elected: in a cluster that allows
+// reconfig, a configuration no reconfig has set yet (zoo.cfg's, version 0)
+// gets the zxid of a command of the leader's own as its version and mzxid,
+// as ZooKeeper's first leader gives it its epoch's first zxid, so that
+// clients read a version they can name in a reconfig.
+func (s *Server) versionConfig() {
+	if !s.cfg.ReconfigEnabled || !s.cfg.clustered() || s.fsm.ConfigVersioned() {
+		return
+	}
+	cmd := raftfsm.Command{Type: raftfsm.TypeReconfig, Time: time.Now().UnixMilli(),
+		Body: member.ServerLines(s.node.Servers())}
+	s.propose(&cmd, nil)
 }
 
 // decideReconfig checks a reconfig request as ZooKeeper's leader does, in

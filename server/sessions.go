@@ -21,6 +21,7 @@ func (s *Server) newSessionID() int64 {
 // the member that led.
 func (s *Server) Elected() {
 	s.reconfig.pending.Store(false) // a reconfig an earlier term proposed has applied, or never will
+	s.versionConfig()
 	now := time.Now()
 	sessions := s.fsm.Sessions()
 	s.mu.Lock()

@@ -87,8 +87,11 @@ func TestMembershipChanges(t *testing.T) {
 	require.Len(t, got, 3)
 	assert.Equal(t, raftChange{peer: servers[1]}, got[0])
 	assert.Equal(t, raftChange{peer: servers[2]}, got[1])
-	assert.Equal(t, raftChange{peer: Peer{ID: 1}, remove: true}, got[2], "the leader's own removal comes last")
+	assert.Equal(t, raftChange{peer: Peer{ID: 1, RaftAddr: "127.0.0.1:14282"}, demote: true}, got[2],
+		"a member that left follows on without a vote; the leader's own demotion comes last")
 	assert.Empty(t, membershipChanges(conf, []Peer{
 		{ID: 1, RaftAddr: "127.0.0.1:14282"}, {ID: 2, RaftAddr: "127.0.0.1:14283"}, {ID: 3, RaftAddr: "127.0.0.1:14284"},
 	}, 1))
+	conf.Servers[0].Suffrage = raft.Nonvoter
+	assert.Len(t, membershipChanges(conf, servers, 1), 2, "a member that left and follows on without a vote stays")
 }

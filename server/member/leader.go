@@ -18,10 +18,7 @@ import (
 // (this member is cut off in a minority, or the others are gone), it stops
 // serving, as a ZooKeeper member out of touch that long goes LOOKING: its
 // clients are disconnected, so that they move to members that can serve,
-// and new connections are refused until a leader is known again. A member
-// that a reconfig removed stops serving at once and for good, as a removed
-// ZooKeeper server leaves its leader and stays LOOKING, unless a later
-// reconfig adds it back.
+// and new connections are refused until a leader is known again.
 func (n *Node) watchLeadership() {
 	obs := make(chan raft.Observation, 16)
 	observer := raft.NewObserver(obs, false, nil)
@@ -50,9 +47,6 @@ func (n *Node) watchLeadership() {
 			n.leaderChanged()
 		}
 		switch {
-		case !n.isMember():
-			n.leaderKnown(id != "")
-			n.setServing(false, "this member was removed from the ensemble")
 		case id != "":
 			leaderless = time.Time{}
 			n.leaderKnown(true)

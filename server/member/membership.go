@@ -45,20 +45,17 @@ func (n *Node) peer(id int) (Peer, bool) {
 // self returns this member's entry, and whether it is a member still.
 func (n *Node) self() (Peer, bool) { return n.peer(n.cfg.ServerID) }
 
-// isMember reports whether this member is one of the current members.
-func (n *Node) isMember() bool {
-	_, ok := n.self()
-	return ok
-}
-
 // Voters counts the current voting members.
 func (n *Node) Voters() int { return voters(n.servers()) }
 
-// idOf returns the id of the member whose Raft address is addr, 0 if none.
+// idOf returns the id of the member whose Raft address is addr, 0 if none:
+// a current member, or one that left and may still follow without a vote.
 func (n *Node) idOf(addr raft.ServerAddress) int {
-	for _, p := range n.servers() {
-		if raft.ServerAddress(p.RaftAddr) == addr {
-			return p.ID
+	for _, list := range [][]Peer{n.servers(), *n.known.Load()} {
+		for _, p := range list {
+			if raft.ServerAddress(p.RaftAddr) == addr {
+				return p.ID
+			}
 		}
 	}
 	return 0
@@ -66,17 +63,19 @@ func (n *Node) idOf(addr raft.ServerAddress) int {
 
 // SetServers makes servers the members, as a configuration just applied
 // (or restored) names them. It must not block: it runs inside the apply.
-// A member they leave out stops serving its clients at once (they get what
-// is already queued for them first: Host.ServingChanged); on the leader it
-// starts bringing Raft's configuration in line.
+// On the leader it starts bringing Raft's configuration in line.
 func (n *Node) SetServers(servers []Peer) {
 	servers = slices.Clone(servers)
 	n.members.Store(&servers)
+	known := slices.Clone(*n.known.Load())
+	for _, p := range servers {
+		if !slices.Contains(known, p) {
+			known = append(known, p)
+		}
+	}
+	n.known.Store(&known)
 	if n.notices != nil {
 		n.notices.followMembers(n)
-	}
-	if n.cfg.Clustered() && !n.isMember() {
-		n.setServing(false, "this member was removed from the ensemble")
 	}
 	if n.IsLeader() {
 		n.reconcileMembers()
@@ -107,15 +106,21 @@ func (n *Node) reconcileMembers() {
 	}
 }
 
-// raftChange is one step towards the members' configuration.
+// raftChange is one step towards the members' configuration: peer joins
+// Raft's configuration as a voter or non-voter, or, with demote, keeps
+// following as a non-voter.
 type raftChange struct {
 	peer   Peer
-	remove bool
+	demote bool
 }
 
 // membershipChanges lists the steps that make Raft's configuration conf
-// name exactly servers: additions and changes first, then removals, this
-// member's (self) last.
+// name servers as voters and non-voters, additions and changes first. A
+// voter servers leave out becomes a non-voter, this member (self) last: a
+// ZooKeeper follower that a reconfig removes is no longer counted, but
+// stays connected to its leader as a learner, applying the writes and
+// serving its clients, until it is shut down. Nothing is removed from
+// Raft's configuration outright.
 func membershipChanges(conf raft.Configuration, servers []Peer, self int) []raftChange {
 	var out []raftChange
 	have := make(map[raft.ServerID]raft.Server, len(conf.Servers))
@@ -137,11 +142,11 @@ func membershipChanges(conf raft.Configuration, servers []Peer, self int) []raft
 	}
 	var selfGone *raftChange
 	for _, s := range conf.Servers {
-		if want[s.ID] {
+		if want[s.ID] || s.Suffrage != raft.Voter {
 			continue
 		}
 		id, _ := strconv.Atoi(string(s.ID))
-		c := raftChange{peer: Peer{ID: id}, remove: true}
+		c := raftChange{peer: Peer{ID: id, RaftAddr: string(s.Address)}, demote: true}
 		if id == self {
 			selfGone = &c
 			continue
@@ -169,16 +174,16 @@ func (n *Node) matchRaftConfiguration() error {
 		id := raft.ServerID(strconv.Itoa(c.peer.ID))
 		var fut raft.Future
 		switch {
-		case c.remove && c.peer.ID == n.cfg.ServerID:
-			// A leader that removes itself steps down only once the change
+		case c.demote && c.peer.ID == n.cfg.ServerID:
+			// A leader that demotes itself steps down only once the change
 			// commits, and then the others wait out a Raft timeout; handing
 			// its office to the most complete member first makes the switch
-			// at once. The new leader removes this member (see Elected).
+			// at once. The new leader demotes this member (see Elected).
 			n.log.Info("this leader is no longer a member: handing leadership over")
 			fut = n.raft.LeadershipTransfer()
-		case c.remove:
-			n.log.Info("removing a member from raft's configuration", "member", c.peer.ID)
-			fut = n.raft.RemoveServer(id, 0, timeout)
+		case c.demote:
+			n.log.Info("a member left: it follows on without a vote", "member", c.peer.ID)
+			fut = n.raft.DemoteVoter(id, 0, timeout)
 		case c.peer.Observer:
 			n.log.Info("adding an observer to raft's configuration", "member", c.peer.ID, "addr", c.peer.RaftAddr)
 			fut = n.raft.AddNonvoter(id, raft.ServerAddress(c.peer.RaftAddr), 0, timeout)

@@ -153,6 +153,7 @@ type Node struct {
 	// members are the current members (see membership.go); reconciling
 	// and reconcileAgain coordinate bringing Raft's configuration in line.
 	members                     atomic.Pointer[[]Peer]
+	known                       atomic.Pointer[[]Peer] // every member ever named (see idOf)
 	reconciling, reconcileAgain atomic.Bool
 	reloadMu                    sync.Mutex   // serializes changes to Raft's reloadable settings
 	applyMu                     sync.RWMutex // guards applyClosed; held to read around each raft.Apply
@@ -194,8 +195,9 @@ func New(cfg Config, fsm *raftfsm.FSM, host Host) *Node {
 		quit:      make(chan struct{}),
 	}
 	n.fwd = &forwarder{n: n}
-	servers := slices.Clone(cfg.Servers)
+	servers, known := slices.Clone(cfg.Servers), slices.Clone(cfg.Servers)
 	n.members.Store(&servers)
+	n.known.Store(&known)
 	if cfg.Clustered() {
 		n.notices = &commitNotices{}
 	}
