@@ -72,6 +72,7 @@ func (n *Node) standIfGone(leader int, gone bool) {
 	}
 	if !n.goOwned("leader-probe", func() {
 		defer n.probing.Store(false)
+		found := time.Now()
 		if !gone {
 			err := n.ping(leader)
 			if err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
@@ -79,10 +80,34 @@ func (n *Node) standIfGone(leader int, gone bool) {
 			}
 			n.log.Info("the connection to the leader broke and it cannot be reached", "leader", leader, "err", err)
 		}
+		n.goneLeader.Store(&goneLeader{id: raft.ServerID(itoa(leader)), at: found})
+		select {
+		case n.leaderFoundGone <- struct{}{}: // wake watchLeadership
+		default:
+		}
 		n.chooseCandidate(leader)
 	}) {
 		n.probing.Store(false)
 	}
+}
+
+// goneLeader is a leader this member found gone, and when: Raft still
+// names it until its heartbeat timeout passes, but the time without a
+// leader that ends in quorum loss counts from then (see watchLeadership).
+type goneLeader struct {
+	id raft.ServerID
+	at time.Time
+}
+
+// knownLeader returns the leader Raft names, unless this member found it
+// gone and has not heard from it since; then it returns "" and when the
+// leader was found gone.
+func (n *Node) knownLeader() (raft.ServerID, time.Time) {
+	_, id := n.raft.LeaderWithID()
+	if g := n.goneLeader.Load(); g != nil && id == g.id && id != "" && n.raft.LastContact().Before(g.at) {
+		return "", g.at
+	}
+	return id, time.Time{}
 }
 
 // logEnd is where a member's log ends: Raft's order of completeness.

@@ -171,3 +171,38 @@ func TestRetryStale(t *testing.T) {
 		})
 	}
 }
+
+// A member cut off from the leader stops serving syncLimit ticks after its
+// probe found the leader gone, not after Raft's heartbeat timeout on top
+// (30 s here), as a ZooKeeper follower goes LOOKING when its connection to
+// the leader breaks; once it hears from the leader again it serves again.
+func TestQuorumLoss_CountsFromWhenTheLeaderWasFoundGone(t *testing.T) {
+	links := NewLinks()
+	nodes := startNodes(t, 3, func(c *Config) {
+		c.RaftTimeout = 30 * time.Second
+		c.TickTime, c.SyncLimit = 50*time.Millisecond, 2
+		c.Links = links
+	})
+	leader := leaderOf(nodes)
+	waitKnownLeader(t, nodes, leader)
+	var cutOff *Node
+	for _, n := range nodes {
+		if n != leader {
+			cutOff = n
+			break
+		}
+	}
+	eventually(t, "the member to serve", cutOff.Serving)
+	for _, n := range nodes {
+		if n != cutOff {
+			links.Cut(n.cfg.ServerID, cutOff.cfg.ServerID)
+		}
+	}
+	cutOff.leaderLinkBroken(leader.cfg.ServerID)
+	eventually(t, "the member cut off to stop serving", func() bool { return !cutOff.Serving() })
+	_, id := cutOff.raft.LeaderWithID()
+	assert.Equal(t, raft.ServerID(itoa(leader.cfg.ServerID)), id, "Raft has not noticed yet")
+
+	links.Heal()
+	eventually(t, "the member to serve again once the leader reaches it", cutOff.Serving)
+}

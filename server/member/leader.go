@@ -24,7 +24,9 @@ func (n *Node) watchLeadership() {
 	observer := raft.NewObserver(obs, false, nil)
 	n.raft.RegisterObserver(observer)
 	defer n.raft.DeregisterObserver(observer)
-	ticker := time.NewTicker(max(n.cfg.RaftTimeout/4, time.Millisecond))
+	// Often enough to see a leader change soon, and quorum loss within a
+	// tick of its time.
+	ticker := time.NewTicker(max(min(n.cfg.RaftTimeout/4, n.cfg.TickTime), time.Millisecond))
 	defer ticker.Stop()
 	var leaderless time.Time
 	var last raft.ServerID
@@ -34,6 +36,7 @@ func (n *Node) watchLeadership() {
 			return
 		case <-obs:
 		case <-ticker.C:
+		case <-n.leaderFoundGone:
 		}
 		isLeader := n.raft.State() == raft.Leader
 		if isLeader && !n.leading.Load() {
@@ -46,15 +49,21 @@ func (n *Node) watchLeadership() {
 			last = id
 			n.leaderChanged()
 		}
-		switch {
-		case id != "":
+		known, goneSince := n.knownLeader()
+		if known != "" {
 			leaderless = time.Time{}
 			n.leaderKnown(true)
 			n.setServing(true, "")
-		case leaderless.IsZero():
+			continue
+		}
+		if leaderless.IsZero() {
 			leaderless = time.Now()
+			if !goneSince.IsZero() {
+				leaderless = goneSince
+			}
 			n.leaderKnown(false)
-		case time.Since(leaderless) > n.quorumLossTimeout():
+		}
+		if time.Since(leaderless) > n.quorumLossTimeout() {
 			n.setServing(false, "no leader: not serving clients until one is elected")
 		}
 	}

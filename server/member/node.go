@@ -148,8 +148,11 @@ type Node struct {
 	changedCh chan struct{} // closed when Raft names another leader, then replaced
 	// futures carries every proposal's future to waitFutures, which tells
 	// Host of a proposal Raft refuses or loses.
-	futures chan proposal
-	probing atomic.Bool // a leader probe runs (see failover.go)
+	futures    chan proposal
+	probing    atomic.Bool                // a leader probe runs (see failover.go)
+	goneLeader atomic.Pointer[goneLeader] // the last leader a probe found gone
+	// leaderFoundGone wakes watchLeadership when a probe finds it gone.
+	leaderFoundGone chan struct{}
 	// members are the current members (see membership.go); reconciling
 	// and reconcileAgain coordinate bringing Raft's configuration in line.
 	members                     atomic.Pointer[[]Peer]
@@ -184,15 +187,16 @@ func New(cfg Config, fsm *raftfsm.FSM, host Host) *Node {
 	}
 	n := &Node{
 		cfg: cfg, log: cfg.Logger, fsm: fsm, host: host,
-		futures:   make(chan proposal, 8192),
-		servingCh: make(chan struct{}),
-		leaderCh:  make(chan struct{}),
-		changedCh: make(chan struct{}),
-		touched:   make(map[int64]struct{}),
-		lastHeard: make(map[int]time.Time),
-		applied:   make(map[int]uint64),
-		peerConns: make(map[net.Conn]struct{}),
-		quit:      make(chan struct{}),
+		futures:         make(chan proposal, 8192),
+		servingCh:       make(chan struct{}),
+		leaderCh:        make(chan struct{}),
+		changedCh:       make(chan struct{}),
+		leaderFoundGone: make(chan struct{}, 1),
+		touched:         make(map[int64]struct{}),
+		lastHeard:       make(map[int]time.Time),
+		applied:         make(map[int]uint64),
+		peerConns:       make(map[net.Conn]struct{}),
+		quit:            make(chan struct{}),
 	}
 	n.fwd = &forwarder{n: n}
 	servers, known := slices.Clone(cfg.Servers), slices.Clone(cfg.Servers)
