@@ -64,13 +64,7 @@ func TestFailover_AMemberCutOffAloneDoesNotStand(t *testing.T) {
 	})
 	leader := leaderOf(nodes)
 	waitKnownLeader(t, nodes, leader)
-	var cutOff *Node
-	for _, n := range nodes {
-		if n != leader {
-			cutOff = n
-			break
-		}
-	}
+	cutOff := followerOf(nodes, leader)
 	term := leader.raft.CurrentTerm()
 	links.Cut(leader.cfg.ServerID, cutOff.cfg.ServerID)
 	cutOff.leaderLinkBroken(leader.cfg.ServerID)
@@ -185,13 +179,7 @@ func TestQuorumLoss_CountsFromWhenTheLeaderWasFoundGone(t *testing.T) {
 	})
 	leader := leaderOf(nodes)
 	waitKnownLeader(t, nodes, leader)
-	var cutOff *Node
-	for _, n := range nodes {
-		if n != leader {
-			cutOff = n
-			break
-		}
-	}
+	cutOff := followerOf(nodes, leader)
 	eventually(t, "the member to serve", cutOff.Serving)
 	for _, n := range nodes {
 		if n != cutOff {

@@ -15,13 +15,7 @@ import (
 func TestForward_AnsweredProposalsAreUncounted(t *testing.T) {
 	nodes := startNodes(t, 3, nil)
 	leader := leaderOf(nodes)
-	var follower *Node
-	for _, n := range nodes {
-		if n != leader {
-			follower = n
-			break
-		}
-	}
+	follower := followerOf(nodes, leader)
 	eventually(t, "the follower to know the leader", func() bool { return follower.waitForLeader(0) })
 	session := func(id int64) []byte {
 		cmd := &raftfsm.Command{Type: raftfsm.TypeCreateSession, Session: id, Timeout: 30000,

@@ -75,6 +75,16 @@ func startNodes(t *testing.T, count int, cfg func(*Config)) []*Node {
 	return nodes
 }
 
+// followerOf returns a member of nodes other than leader.
+func followerOf(nodes []*Node, leader *Node) *Node {
+	for _, n := range nodes {
+		if n != leader {
+			return n
+		}
+	}
+	return nil
+}
+
 func leaderOf(nodes []*Node) *Node {
 	for _, n := range nodes {
 		if n.IsLeader() {
