@@ -2,6 +2,7 @@ package raftfsm_test
 
 import (
 	"bytes"
+	"fmt"
 	"sync"
 	"testing"
 
@@ -472,4 +473,25 @@ func TestFSM_RequestWithoutSessionIsRefused(t *testing.T) {
 	res := a.mustApply(newCreateReq(0, wire.OpCreate, "/orphan", wire.FlagEphemeral))
 	assert.Equal(t, wire.CodeSessionExpired, res.Code)
 	assert.False(t, a.exists("/orphan"))
+}
+
+// The leader's own reconfig (Session 0) versions the configuration once:
+// a second, proposed by a leader elected before the first applied there,
+// changes nothing and carries no response.
+func TestFSM_LeaderVersionsTheConfigurationOnce(t *testing.T) {
+	a := newApplier(t, nil)
+	a.fsm.SetConfig([]byte("server.1=127.0.0.1:1:2:participant\nversion=0"))
+	assert.False(t, a.fsm.ConfigVersioned())
+	version := raftfsm.Command{Type: raftfsm.TypeReconfig, Time: baseTime, Body: []byte("server.1=127.0.0.1:1:2:participant\n")}
+	res := a.mustApplyOK(version)
+	resp, ok := res.Resp.(*wire.GetDataResponse)
+	require.True(t, ok)
+	assert.Equal(t, fmt.Sprintf("server.1=127.0.0.1:1:2:participant\nversion=%x", res.Index), string(resp.Data))
+	assert.Equal(t, int64(res.Index), resp.Stat.Mzxid)
+	assert.True(t, a.fsm.ConfigVersioned())
+	config := a.fsm.Config()
+
+	res = a.mustApplyOK(version)
+	assert.Nil(t, res.Resp)
+	assert.Equal(t, config, a.fsm.Config())
 }

@@ -34,7 +34,7 @@ func (s *Server) Applied(_ *tree.Tree, r *raftfsm.Result) {
 			cb(r)
 		}
 	}
-	if members != nil { // after the reply: a member removed drops its clients
+	if members != nil { // after the reply is queued
 		s.node.SetServers(members)
 	}
 	s.node.Applied(int64(r.Index))

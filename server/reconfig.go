@@ -52,12 +52,19 @@ func (s *Server) Prepare(data []byte) []byte {
 // as ZooKeeper's first leader gives it its epoch's first zxid, so that
 // clients read a version they can name in a reconfig.
 func (s *Server) versionConfig() {
-	if !s.cfg.ReconfigEnabled || !s.cfg.clustered() || s.fsm.ConfigVersioned() {
+	if !s.cfg.ReconfigEnabled || !s.cfg.clustered() {
 		return
 	}
-	cmd := raftfsm.Command{Type: raftfsm.TypeReconfig, Time: time.Now().UnixMilli(),
-		Body: member.ServerLines(s.node.Servers())}
-	s.propose(&cmd, nil)
+	s.goOwned("version-config", func() {
+		s.node.ProposeAsLeader(func() []byte {
+			if s.fsm.ConfigVersioned() { // by an earlier leader: applied here now
+				return nil
+			}
+			cmd := raftfsm.Command{Type: raftfsm.TypeReconfig, Origin: s.origin, Time: time.Now().UnixMilli(),
+				Body: member.ServerLines(s.node.Servers())}
+			return cmd.Encode()
+		})
+	})
 }
 
 // decideReconfig checks a reconfig request as ZooKeeper's leader does, in
@@ -103,10 +110,11 @@ func (s *Server) decideReconfig(cmd *raftfsm.Command) ([]member.Peer, wire.Code)
 // membership side once the reply is queued.
 func (s *Server) reconfigApplied(r *raftfsm.Result) []member.Peer {
 	s.reconfig.pending.Store(false)
-	if r.Code != wire.CodeOK {
+	resp, ok := r.Resp.(*wire.GetDataResponse)
+	if r.Code != wire.CodeOK || !ok { // refused, or a leader's versioning already done
 		return nil
 	}
-	servers, _, err := member.ParseEnsemble(r.Resp.(*wire.GetDataResponse).Data)
+	servers, _, err := member.ParseEnsemble(resp.Data)
 	if err != nil {
 		s.log.Error("a reconfig applied a configuration that does not parse", "err", err)
 		return nil

@@ -67,7 +67,7 @@ func (n *Node) leaderLinkBroken(leader int) {
 // cannot be reached (known already when gone is set), this member takes
 // part in choosing which member stands at once.
 func (n *Node) standIfGone(leader int, gone bool) {
-	if !n.probing.CompareAndSwap(false, true) {
+	if leader == n.cfg.ServerID || !n.probing.CompareAndSwap(false, true) {
 		return
 	}
 	if !n.goOwned("leader-probe", func() {
@@ -104,7 +104,8 @@ type goneLeader struct {
 // leader was found gone.
 func (n *Node) knownLeader() (raft.ServerID, time.Time) {
 	_, id := n.raft.LeaderWithID()
-	if g := n.goneLeader.Load(); g != nil && id == g.id && id != "" && n.raft.LastContact().Before(g.at) {
+	if g := n.goneLeader.Load(); g != nil && id == g.id && id != "" && id != raft.ServerID(itoa(n.cfg.ServerID)) &&
+		n.raft.LastContact().Before(g.at) {
 		return "", g.at
 	}
 	return id, time.Time{}

@@ -19,8 +19,9 @@ import (
 // the error. Every member, applying it, hands the new member list to
 // SetServers, which addresses, votes and failover read from then on. The
 // leader then brings Raft's own configuration in line, one change at a time
-// (AddVoter, AddNonvoter, RemoveServer; itself last, since a leader that
-// removes itself steps down), and a new leader does the same when it takes
+// (AddVoter, AddNonvoter, DemoteVoter for a member that left, which follows
+// on without a vote; itself last, handing its office over first), and a
+// new leader does the same when it takes
 // office, so a change interrupted by a failover completes. Until Raft's
 // configuration matches, a further reconfig is answered
 // RECONFIGINPROGRESS.
@@ -59,6 +60,20 @@ func (n *Node) idOf(addr raft.ServerAddress) int {
 		}
 	}
 	return 0
+}
+
+// followers returns the other members, and those that left and may
+// follow on without a vote (each at the address it was last known by).
+func (n *Node) followers() []Peer {
+	out := n.others()
+	known := *n.known.Load()
+	for i := len(known) - 1; i >= 0; i-- {
+		p := known[i]
+		if p.ID != n.cfg.ServerID && !slices.ContainsFunc(out, func(q Peer) bool { return q.ID == p.ID }) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // SetServers makes servers the members, as a configuration just applied

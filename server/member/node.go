@@ -46,10 +46,9 @@ type Host interface {
 	// known only to the member that led.
 	Elected()
 	// ServingChanged tells the client side that the member starts or stops
-	// serving: it stops when it has had no leader for syncLimit ticks, or
-	// when a reconfig removed it, and then every client connection must
-	// close once what is queued for it is written (the sessions live on in
-	// the cluster). It may be called inside the apply.
+	// serving: it stops when it has had no leader for syncLimit ticks, and
+	// then every client connection must close once what is queued for it
+	// is written (the sessions live on in the cluster).
 	ServingChanged(on bool)
 	// TouchSessions extends, on the leader, the sessions another member
 	// reports alive.

@@ -132,7 +132,8 @@ func TestPeerTransport_HoldsNoticesUntilTheEntryIsStored(t *testing.T) {
 	pt.storedUpTo(3, 3)
 	n5, _ := notice(5)
 	in <- n5
-	require.Equal(t, uint64(5), pt.noticed.Load(), "a notice is noted as it arrives")
+	// Noted by the transport's goroutine just after it takes the notice.
+	eventually(t, "the notice to be noted as it arrives", func() bool { return pt.noticed.Load() == 5 })
 	other := raft.RPC{Command: &raft.AppendEntriesRequest{Term: 1, Leader: []byte("x"), PrevLogEntry: 3}}
 	in <- other
 	got := <-pt.Consumer()
@@ -156,40 +157,54 @@ func TestPeerTransport_HoldsNoticesUntilTheEntryIsStored(t *testing.T) {
 }
 
 // The leader's notice links follow the members: one per other member; a
-// member a reconfig removes loses its link, and the link's keeper ends; one
-// added gets a link.
+// member that a reconfig removes keeps its link (it follows on without a
+// vote); one that moves gets a link to its new address, and the old link's
+// keeper ends.
 func TestCommitNotices_LinksFollowTheMembers(t *testing.T) {
 	nodes := startNodes(t, 3, nil)
 	leader := leaderOf(nodes)
 	linked := func() []string {
-		var ids []string
+		var out []string
 		for _, l := range leader.notices.current() {
-			ids = append(ids, string(l.id))
+			out = append(out, string(l.id)+"@"+string(l.addr))
 		}
-		slices.Sort(ids)
-		return ids
+		slices.Sort(out)
+		return out
 	}
 	keepers := func() int { return leader.Running(map[string]int{})["commit-notice-link"] }
 	all := leader.Servers()
 	var others []string
 	for _, p := range all {
 		if p.ID != leader.cfg.ServerID {
-			others = append(others, strconv.Itoa(p.ID))
+			others = append(others, strconv.Itoa(p.ID)+"@"+p.RaftAddr)
 		}
 	}
 	slices.Sort(others)
 	require.Equal(t, others, linked())
 	require.Equal(t, 2, keepers())
 
-	// As SetServers does, without changing Raft's own configuration.
+	// As SetServers does, without changing Raft's own configuration: once
+	// the new leader's own reconcile is over, nothing starts another.
+	eventually(t, "the leader to settle in", func() bool { return leader.Leading() && !leader.reconciling.Load() })
 	set := func(servers []Peer) {
 		leader.members.Store(&servers)
+		known := append(slices.Clone(*leader.known.Load()), servers...)
+		leader.known.Store(&known)
 		leader.notices.followMembers(leader)
 	}
-	set(slices.DeleteFunc(slices.Clone(all), func(p Peer) bool { return strconv.Itoa(p.ID) == others[0] }))
-	assert.Equal(t, others[1:], linked())
-	eventually(t, "the removed member's keeper to end", func() bool { return keepers() == 1 })
-	set(all)
-	assert.Equal(t, others, linked())
+	gone := followerOf(nodes, leader).cfg.ServerID
+	set(slices.DeleteFunc(slices.Clone(all), func(p Peer) bool { return p.ID == gone }))
+	assert.Equal(t, others, linked(), "a member that left follows on and keeps its link")
 	assert.Equal(t, 2, keepers())
+
+	moved := slices.Clone(all)
+	for i := range moved {
+		if moved[i].ID == gone {
+			moved[i].RaftAddr = "127.0.0.1:1"
+		}
+	}
+	set(moved)
+	assert.Contains(t, linked(), strconv.Itoa(gone)+"@127.0.0.1:1")
+	assert.Len(t, linked(), 2)
+	eventually(t, "the old address's keeper to end", func() bool { return keepers() == 2 })
 }

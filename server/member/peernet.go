@@ -29,7 +29,9 @@ type peerConn struct {
 	headerErr     error
 	closeOnce     sync.Once
 	closed        atomic.Bool
-	onClose       func(*peerConn) // set by raftStream, which tracks its conns
+	// onClose is set by raftStream, which tracks its conns; atomic, since
+	// Links may close the conn (a cut) while it is being set.
+	onClose atomic.Pointer[func(*peerConn)]
 	// onBroken, when set, is told once when the far side ends the
 	// connection (a read fails before this side closed it).
 	onBroken   func(remote int)
@@ -102,8 +104,8 @@ func (c *peerConn) Close() error {
 	c.closed.Store(true)
 	c.closeOnce.Do(func() {
 		c.links.untrack(c)
-		if c.onClose != nil {
-			c.onClose(c)
+		if f := c.onClose.Load(); f != nil {
+			(*f)(c)
 		}
 	})
 	return c.Conn.Close()
@@ -173,7 +175,11 @@ func (s *raftStream) track(pc *peerConn) (net.Conn, error) {
 		s.conns = make(map[*peerConn]struct{})
 	}
 	s.conns[pc] = struct{}{}
-	pc.onClose = s.forget
+	forget := s.forget
+	pc.onClose.Store(&forget)
+	if pc.closed.Load() { // closed meanwhile (a cut), before it could forget
+		delete(s.conns, pc)
+	}
 	return pc, nil
 }
 

@@ -25,6 +25,20 @@ func (n *Node) Propose(data []byte, reqID uint64) {
 	n.applyLocal(data, reqID)
 }
 
+// ProposeAsLeader proposes what build returns (nothing if nil), on the
+// leader only, once everything committed before is applied here: for a
+// command the leader makes of its own accord, built from the state its
+// predecessors left. It waits up to ten Raft timeouts; elsewhere, or if
+// leadership moves meanwhile, it does nothing.
+func (n *Node) ProposeAsLeader(build func() []byte) {
+	if !n.IsLeader() || n.raft.Barrier(10*n.cfg.RaftTimeout).Error() != nil || !n.IsLeader() {
+		return
+	}
+	if data := build(); data != nil {
+		n.applyLocal(data, 0)
+	}
+}
+
 // applyLocal hands a command to this member's Raft and its future to
 // waitFutures, unless stopping has begun.
 func (n *Node) applyLocal(data []byte, reqID uint64) {

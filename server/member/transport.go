@@ -374,9 +374,10 @@ func (c *commitNotices) start(n *Node) {
 	c.followMembers(n)
 }
 
-// followMembers gives every other current member a link, with a keeper of
-// its own, and ends the links of members that left or moved. It does not
-// block: it runs inside the apply of a reconfig (SetServers).
+// followMembers gives every other member a link, with a keeper of its own
+// (those that left too: they follow on without a vote, see
+// membershipChanges), and ends the links of members that moved. It does
+// not block: it runs inside the apply of a reconfig (SetServers).
 func (c *commitNotices) followMembers(n *Node) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -387,7 +388,7 @@ func (c *commitNotices) followMembers(n *Node) {
 	if cur := c.links.Load(); cur != nil {
 		old = *cur
 	}
-	for _, p := range n.others() {
+	for _, p := range n.followers() {
 		id, addr := raft.ServerID(itoa(p.ID)), raft.ServerAddress(p.RaftAddr)
 		if i := slices.IndexFunc(old, func(l *noticeLink) bool { return l.id == id && l.addr == addr }); i >= 0 {
 			next = append(next, old[i])
