@@ -30,10 +30,14 @@ import (
 	"github.com/zkraft/zkraft/server/servertest"
 )
 
-// clientTargets returns the servers to run each client against.
+// clientTargets returns the servers to run each client against: a zkraft
+// server, a three-member zkraft cluster (the client given every member),
+// and the reference ZooKeeper if ZKRAFT_REALZK names one.
 func clientTargets(t *testing.T) [][2]string {
 	srv := servertest.NewServer(t)
-	targets := [][2]string{{"zkraft", srv.ConnectString()}}
+	c := servertest.NewCluster(t, 3)
+	targets := [][2]string{{"zkraft", srv.ConnectString()},
+		{"zkraft-cluster", strings.Join([]string{c.Addr(0), c.Addr(1), c.Addr(2)}, ",")}}
 	if ref := os.Getenv("ZKRAFT_REALZK"); ref != "" {
 		targets = append(targets, [2]string{"realzk", ref})
 	}

@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -23,11 +24,12 @@ func mustConnect(t testing.TB, addr string) *zk.Conn {
 	return c
 }
 
-// mustConnectEvents connects with the given session timeout and returns the
-// session event channel, after the session is established.
+// mustConnectEvents connects to addr (one address, or a comma-separated
+// list) with the given session timeout and returns the session event
+// channel, after the session is established.
 func mustConnectEvents(t testing.TB, addr string, timeout time.Duration) (*zk.Conn, <-chan zk.Event) {
 	t.Helper()
-	c, events, err := zk.Connect([]string{addr}, timeout, zk.WithLogInfo(false))
+	c, events, err := zk.Connect(strings.Split(addr, ","), timeout, zk.WithLogInfo(false))
 	require.NoError(t, err)
 	t.Cleanup(c.Close)
 	waitState(t, events, zk.StateHasSession)
