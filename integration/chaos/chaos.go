@@ -1,0 +1,219 @@
+// Package chaos runs client workloads against a zkraft cluster while a
+// nemesis injects faults, records every operation's call and completion,
+// and checks the history for linearizability with porcupine.
+//
+// Workloads so far: versioned compare-and-set registers (register.go).
+// Nemeses so far: killing and restarting the leader or a follower,
+// isolating the leader, partitioning a minority, a bridge partition, and
+// dropping a member's client connections (nemesis.go), against any Target;
+// servertest's in-process cluster is one.
+package chaos
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+	"github.com/go-zookeeper/zk"
+)
+
+// Config is one campaign.
+type Config struct {
+	Addrs    []string      // the members' client addresses
+	Seed     uint64        // seeds the nemesis and the workers' choices
+	Duration time.Duration // how long workers and nemesis run
+	Clients  int           // concurrent client sessions (default 5)
+	Keys     int           // registers (default 3)
+	// FaultHold and FaultInterval bound how long a fault lasts and the calm
+	// between faults (defaults 0.3-1.5 s and 0.2-1 s).
+	FaultHold, FaultInterval [2]time.Duration
+	// CheckTimeout bounds porcupine's search (default one minute).
+	CheckTimeout time.Duration
+	Log          func(format string, args ...any) // progress; may be nil
+}
+
+// Result is what a campaign did and what the checker found.
+type Result struct {
+	Seed          uint64
+	Ops           int            // operations checked
+	Indeterminate int            // writes whose outcome the client never learned
+	Failed        int            // reads that failed (not checked)
+	Faults        map[string]int // faults injected, by kind
+	Verdict       porcupine.CheckResult
+	info          porcupine.LinearizationInfo
+	model         porcupine.Model
+}
+
+// Linearizable reports whether the checker accepted the history.
+func (r *Result) Linearizable() bool { return r.Verdict == porcupine.Ok }
+
+// Visualize writes porcupine's HTML view of the history to path.
+func (r *Result) Visualize(path string) error { return porcupine.VisualizePath(r.model, r.info, path) }
+
+// Run runs a campaign against target, whose members serve cfg.Addrs.
+func Run(ctx context.Context, target Target, cfg Config) (*Result, error) {
+	if cfg.Clients <= 0 {
+		cfg.Clients = 5
+	}
+	if cfg.Keys <= 0 {
+		cfg.Keys = 3
+	}
+	if cfg.FaultHold == [2]time.Duration{} {
+		cfg.FaultHold = [2]time.Duration{300 * time.Millisecond, 1500 * time.Millisecond}
+	}
+	if cfg.FaultInterval == [2]time.Duration{} {
+		cfg.FaultInterval = [2]time.Duration{200 * time.Millisecond, time.Second}
+	}
+	if cfg.CheckTimeout <= 0 {
+		cfg.CheckTimeout = time.Minute
+	}
+	logf := cfg.Log
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	root := fmt.Sprintf("/chaos-%x", cfg.Seed)
+	keys, err := setUp(cfg.Addrs, root, cfg.Keys)
+	if err != nil {
+		return nil, err
+	}
+
+	h := newHistory()
+	runCtx, stop := context.WithTimeout(ctx, cfg.Duration)
+	defer stop()
+	var wg sync.WaitGroup
+	var failed sync.Map
+	for c := range cfg.Clients {
+		conn, err := connect(cfg.Addrs)
+		if err != nil {
+			return nil, err
+		}
+		defer conn.Close()
+		w := &worker{id: c, conn: conn, keys: keys, h: h, rng: rand.New(rand.NewPCG(cfg.Seed, uint64(c)+1))}
+		wg.Go(func() { failed.Store(c, w.run(runCtx)) })
+	}
+	nem := &nemesis{target: target, rng: rand.New(rand.NewPCG(cfg.Seed, 0)), hold: cfg.FaultHold,
+		interval: cfg.FaultInterval, log: logf, counts: map[string]int{}}
+	wg.Go(func() {
+		nem.run(runCtx)
+		target.Heal()
+	})
+	wg.Wait()
+
+	res := &Result{Seed: cfg.Seed, Faults: nem.faults(), model: registerModel.ToModel()}
+	failed.Range(func(_, v any) bool { res.Failed += v.(int); return true })
+	ops := h.operations()
+	res.Ops = len(ops)
+	for _, op := range ops {
+		if op.Output.(regOutput).Outcome == regIndeterminate {
+			res.Indeterminate++
+		}
+	}
+	logf("checking %d operations (%d indeterminate)", res.Ops, res.Indeterminate)
+	res.Verdict, res.info = porcupine.CheckOperationsVerbose(res.model, ops, cfg.CheckTimeout)
+	return res, nil
+}
+
+// connect opens a session on the whole connect string.
+func connect(addrs []string) (*zk.Conn, error) {
+	conn, events, err := zk.Connect(addrs, 10*time.Second, zk.WithLogInfo(false), zk.WithLogger(quiet{}))
+	if err != nil {
+		return nil, err
+	}
+	go func() {
+		for range events {
+		}
+	}()
+	return conn, nil
+}
+
+type quiet struct{}
+
+func (quiet) Printf(string, ...any) {}
+
+// setUp creates the registers under root, each empty at version 0.
+func setUp(addrs []string, root string, n int) ([]string, error) {
+	conn, err := connect(addrs)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	if _, err := conn.Create(root, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		return nil, fmt.Errorf("chaos: create %s: %w", root, err)
+	}
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("%s/r%d", root, i)
+		if _, err := conn.Create(keys[i], nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+			return nil, fmt.Errorf("chaos: create %s: %w", keys[i], err)
+		}
+	}
+	return keys, nil
+}
+
+// worker is one client session running the register workload.
+type worker struct {
+	id   int
+	conn *zk.Conn
+	keys []string
+	h    *history
+	rng  *rand.Rand
+	seq  int
+}
+
+// run reads and writes registers until ctx ends, and returns how many
+// reads failed.
+func (w *worker) run(ctx context.Context) int {
+	failed := 0
+	versions := map[string]int32{} // the version this worker last read
+	for ctx.Err() == nil {
+		key := w.keys[w.rng.IntN(len(w.keys))]
+		if w.rng.IntN(2) == 0 {
+			call := w.h.now()
+			if _, err := w.conn.Sync(key); err != nil {
+				failed++
+				continue
+			}
+			data, st, err := w.conn.Get(key)
+			if err != nil {
+				failed++
+				continue
+			}
+			w.h.add(w.id, regInput{Key: key, Op: regRead}, call, regOutput{Value: string(data), Version: st.Version}, w.h.now())
+			versions[key] = st.Version
+			continue
+		}
+		w.seq++
+		in := regInput{Key: key, Op: regWrite, Value: fmt.Sprintf("c%d-%d", w.id, w.seq), Version: versions[key]}
+		call := w.h.now()
+		st, err := w.conn.Set(key, []byte(in.Value), in.Version)
+		out := regOutput{Outcome: regOK}
+		switch {
+		case err == nil:
+			out.Version = st.Version
+			versions[key] = st.Version
+		case errors.Is(err, zk.ErrBadVersion):
+			out.Outcome = regBadVersion
+		default: // connection lost, session expired, closing: it may have happened
+			out.Outcome = regIndeterminate
+		}
+		w.h.add(w.id, in, call, out, w.h.now())
+	}
+	return failed
+}
+
+// Summary is the result in one line.
+func (r *Result) Summary() string {
+	var faults []string
+	for _, k := range faultKinds {
+		if n := r.Faults[k]; n > 0 {
+			faults = append(faults, fmt.Sprintf("%s=%d", k, n))
+		}
+	}
+	return fmt.Sprintf("seed %d: %d operations checked (%d indeterminate, %d failed reads not checked), faults [%s], verdict %s",
+		r.Seed, r.Ops, r.Indeterminate, r.Failed, strings.Join(faults, " "), r.Verdict)
+}
