@@ -32,6 +32,9 @@ type Config struct {
 	// FaultHold and FaultInterval bound how long a fault lasts and the calm
 	// between faults (defaults 0.3-1.5 s and 0.2-1 s).
 	FaultHold, FaultInterval [2]time.Duration
+	// Faults are the fault kinds to inject (default: all the target
+	// supports, FaultKinds); an empty, non-nil list injects none.
+	Faults []string
 	// CheckTimeout bounds porcupine's search (default one minute).
 	CheckTimeout time.Duration
 	Log          func(format string, args ...any) // progress; may be nil
@@ -96,11 +99,17 @@ func Run(ctx context.Context, target Target, cfg Config) (*Result, error) {
 		w := &worker{id: c, conn: conn, keys: keys, h: h, rng: rand.New(rand.NewPCG(cfg.Seed, uint64(c)+1))}
 		wg.Go(func() { failed.Store(c, w.run(runCtx)) })
 	}
-	nem := &nemesis{target: target, rng: rand.New(rand.NewPCG(cfg.Seed, 0)), hold: cfg.FaultHold,
+	kinds := cfg.Faults
+	if kinds == nil {
+		kinds = FaultKinds(target)
+	}
+	nem := &nemesis{target: target, kinds: kinds, rng: rand.New(rand.NewPCG(cfg.Seed, 0)), hold: cfg.FaultHold,
 		interval: cfg.FaultInterval, log: logf, counts: map[string]int{}}
 	wg.Go(func() {
 		nem.run(runCtx)
-		target.Heal()
+		if p, ok := target.(Partitioner); ok {
+			p.Heal()
+		}
 	})
 	wg.Wait()
 

@@ -8,35 +8,88 @@ import (
 )
 
 // Target is a cluster the nemesis can hurt. Members are numbered from 0.
+// A target may also be a Partitioner, a ConnDropper, a Pauser or a Wiper;
+// the nemesis injects only the faults its target supports.
 type Target interface {
 	Members() int
 	Leader() int // the member that leads, or -1
-	Kill(i int)
+	Kill(i int)  // as a crash: SIGKILL
 	Restart(i int)
+}
+
+// Partitioner cuts the links between groups of members (members named in
+// no group keep theirs), and heals them.
+type Partitioner interface {
 	Partition(groups ...[]int)
 	Heal()
-	DropClientConnections(i int)
 }
+
+// ConnDropper cuts a member's client connections; their sessions live on.
+type ConnDropper interface{ DropClientConnections(i int) }
+
+// Pauser stops a member's process (SIGSTOP) and lets it go on (SIGCONT).
+type Pauser interface {
+	Pause(i int)
+	Resume(i int)
+}
+
+// Wiper deletes a killed member's data (its log and snapshots), so that
+// it restarts empty.
+type Wiper interface{ Wipe(i int) }
 
 // Fault kinds, as counted in Result.Faults.
 const (
 	FaultKillLeader     = "kill-leader"
 	FaultKillFollower   = "kill-follower"
+	FaultWipeRestart    = "kill-wipe-restart"
+	FaultPause          = "pause"
 	FaultIsolateLeader  = "isolate-leader"
 	FaultPartition      = "partition-minority"
 	FaultBridge         = "partition-bridge"
 	FaultDropClientConn = "drop-client-connections"
 )
 
-// faultKinds are the faults the nemesis picks from, each equally likely.
-var faultKinds = []string{FaultKillLeader, FaultKillFollower, FaultIsolateLeader, FaultPartition, FaultBridge,
-	FaultDropClientConn}
+// faultKinds are the faults the nemesis picks from.
+var faultKinds = []string{FaultKillLeader, FaultKillFollower, FaultWipeRestart, FaultPause, FaultIsolateLeader,
+	FaultPartition, FaultBridge, FaultDropClientConn}
+
+// FaultKinds returns the faults a target supports.
+func FaultKinds(t Target) []string {
+	_, partitions := t.(Partitioner)
+	_, drops := t.(ConnDropper)
+	_, pauses := t.(Pauser)
+	_, wipes := t.(Wiper)
+	var out []string
+	for _, k := range faultKinds {
+		switch k {
+		case FaultIsolateLeader, FaultPartition, FaultBridge:
+			if !partitions {
+				continue
+			}
+		case FaultDropClientConn:
+			if !drops {
+				continue
+			}
+		case FaultPause:
+			if !pauses {
+				continue
+			}
+		case FaultWipeRestart:
+			if !wipes {
+				continue
+			}
+		}
+		out = append(out, k)
+	}
+	return out
+}
 
 // nemesis injects one fault at a time into a target, holds it a while,
 // then undoes it, until ctx ends; everything is healed and restarted when
 // it returns. Its choices come from rng alone, so a seed repeats them.
 type nemesis struct {
 	target   Target
+	kinds    []string // the faults to pick from, each equally likely
 	rng      *rand.Rand
 	hold     [2]time.Duration // how long a fault lasts: uniform in [hold[0], hold[1])
 	interval [2]time.Duration // the calm between faults
@@ -58,7 +111,10 @@ func (n *nemesis) run(ctx context.Context) {
 		if !sleepCtx(ctx, n.between(n.interval)) {
 			return
 		}
-		kind := faultKinds[n.rng.IntN(len(faultKinds))]
+		if len(n.kinds) == 0 {
+			return
+		}
+		kind := n.kinds[n.rng.IntN(len(n.kinds))]
 		undo := n.inject(kind)
 		if undo == nil {
 			continue
@@ -89,18 +145,29 @@ func (n *nemesis) inject(kind string) func() {
 		n.log("nemesis: kill member %d (%s)", victim, kind)
 		t.Kill(victim)
 		return func() { n.log("nemesis: restart member %d", victim); t.Restart(victim) }
+	case FaultWipeRestart:
+		victim := n.other(-1)
+		n.log("nemesis: kill member %d and wipe its data", victim)
+		t.Kill(victim)
+		t.(Wiper).Wipe(victim)
+		return func() { n.log("nemesis: restart member %d empty", victim); t.Restart(victim) }
+	case FaultPause:
+		victim := n.other(-1)
+		n.log("nemesis: pause member %d", victim)
+		t.(Pauser).Pause(victim)
+		return func() { n.log("nemesis: resume member %d", victim); t.(Pauser).Resume(victim) }
 	case FaultIsolateLeader:
 		if leader < 0 {
 			return nil
 		}
 		n.log("nemesis: isolate leader %d", leader)
-		t.Partition([]int{leader}, n.except(leader))
+		t.(Partitioner).Partition([]int{leader}, n.except(leader))
 		return n.heal
 	case FaultPartition:
 		perm := n.rng.Perm(members)
 		minority := perm[:(members-1)/2]
 		n.log("nemesis: partition %v from the rest", minority)
-		t.Partition(minority, n.except(minority...))
+		t.(Partitioner).Partition(minority, n.except(minority...))
 		return n.heal
 	case FaultBridge:
 		if members < 3 {
@@ -111,20 +178,20 @@ func (n *nemesis) inject(kind string) func() {
 		bridge, rest := perm[0], perm[1:]
 		a, b := append([]int{bridge}, rest[:len(rest)/2]...), append([]int{bridge}, rest[len(rest)/2:]...)
 		n.log("nemesis: bridge %d between %v and %v", bridge, a[1:], b[1:])
-		t.Partition(a, b)
+		t.(Partitioner).Partition(a, b)
 		return n.heal
 	case FaultDropClientConn:
 		victim := n.rng.IntN(members)
 		n.log("nemesis: drop the client connections of member %d", victim)
-		t.DropClientConnections(victim)
+		t.(ConnDropper).DropClientConnections(victim)
 		return func() {}
 	}
 	return nil
 }
 
-func (n *nemesis) heal() { n.log("nemesis: heal"); n.target.Heal() }
+func (n *nemesis) heal() { n.log("nemesis: heal"); n.target.(Partitioner).Heal() }
 
-// other returns a member other than leader, at random.
+// other returns a member other than leader (any, if -1), at random.
 func (n *nemesis) other(leader int) int {
 	members := n.target.Members()
 	if members < 2 {

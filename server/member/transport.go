@@ -247,6 +247,69 @@ func staleConn(err error) bool {
 		strings.HasSuffix(msg, ": EOF")
 }
 
+// AppendEntriesPipeline implements raft.Transport: the network
+// transport's pipeline, with its answers read by a goroutine of ours.
+// Raft's pipeline decoder stops reading answers when one fails (a member
+// that restarted empty, a newer term), while its sender may be waiting for
+// room among the 128 requests in flight, which only reading answers makes:
+// it would wait for ever, and so would Raft's shutdown (seen: a restarted
+// member never caught up, and closing the leader hung for minutes). Our
+// reader keeps taking answers until the pipeline closes, and closes it when
+// the node stops, which frees a sender that waits.
+func (t *peerTransport) AppendEntriesPipeline(id raft.ServerID, target raft.ServerAddress) (raft.AppendPipeline, error) {
+	p, err := t.NetworkTransport.AppendEntriesPipeline(id, target)
+	if err != nil {
+		return nil, err
+	}
+	d := &drainedPipeline{AppendPipeline: p, out: make(chan raft.AppendFuture), done: make(chan struct{})}
+	go d.forward(t.quit)
+	return d, nil
+}
+
+// drainedPipeline is a pipeline whose answers are always read (see
+// AppendEntriesPipeline) and queued for Raft.
+type drainedPipeline struct {
+	raft.AppendPipeline
+	out  chan raft.AppendFuture
+	done chan struct{}
+	once sync.Once
+}
+
+// Consumer implements raft.AppendPipeline.
+func (p *drainedPipeline) Consumer() <-chan raft.AppendFuture { return p.out }
+
+// Close implements raft.AppendPipeline.
+func (p *drainedPipeline) Close() error {
+	p.once.Do(func() { close(p.done) })
+	return p.AppendPipeline.Close()
+}
+
+// forward moves answers from the network pipeline to Raft, in order,
+// holding those Raft has not taken yet (at most the requests in flight).
+func (p *drainedPipeline) forward(quit <-chan struct{}) {
+	var queue []raft.AppendFuture
+	in := p.AppendPipeline.Consumer()
+	for {
+		var out chan raft.AppendFuture
+		var next raft.AppendFuture
+		if len(queue) > 0 {
+			out, next = p.out, queue[0]
+		}
+		select {
+		case f := <-in:
+			queue = append(queue, f)
+		case out <- next:
+			queue[0] = nil
+			queue = queue[1:]
+		case <-p.done:
+			return
+		case <-quit:
+			p.Close()
+			return
+		}
+	}
+}
+
 // timeoutNow hands this member's Raft a TimeoutNow, as a leader handing
 // over its office would: Raft stands for election at once, and the others
 // grant their votes although they still know a leader (see failover.go).

@@ -1,0 +1,207 @@
+package chaos
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Processes is a cluster of zkraft processes, each started from its own
+// zoo.cfg and data dir as on separate hosts, on loopback ports the OS
+// chose. It is a Target, a Pauser and a Wiper (kill -9, SIGSTOP/SIGCONT,
+// a restart with the data dir emptied); partitions need the in-process
+// cluster's switchboard and are not offered.
+type Processes struct {
+	bin, dir string
+	durable  bool
+	clients  []string
+
+	mu    sync.Mutex
+	procs []*exec.Cmd // nil while killed
+}
+
+// StartProcesses starts n members of bin under dir (which it creates),
+// durable (a Raft log and snapshots in each data dir) or in memory, with
+// tickTime 2000 as ZooKeeper's default, and waits until one leads.
+func StartProcesses(bin, dir string, n int, durable bool) (*Processes, error) {
+	ports, err := freePorts(3 * n)
+	if err != nil {
+		return nil, err
+	}
+	var servers strings.Builder
+	for i := range n {
+		fmt.Fprintf(&servers, "server.%d=127.0.0.1:%d:%d\n", i+1, ports[3*i+1], ports[3*i+2])
+	}
+	p := &Processes{bin: bin, dir: dir, durable: durable, procs: make([]*exec.Cmd, n)}
+	for i := range n {
+		p.clients = append(p.clients, fmt.Sprintf("127.0.0.1:%d", ports[3*i]))
+		data := p.dataDir(i)
+		if err := os.MkdirAll(data, 0o755); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(filepath.Join(data, "myid"), fmt.Appendf(nil, "%d\n", i+1), 0o644); err != nil {
+			return nil, err
+		}
+		cfg := fmt.Sprintf("tickTime=2000\ninitLimit=10\nsyncLimit=5\nclientPort=%d\nclientPortAddress=127.0.0.1\n"+
+			"maxClientCnxns=0\n4lw.commands.whitelist=*\n", ports[3*i])
+		if durable {
+			cfg += "dataDir=" + data + "\n"
+		}
+		if err := os.WriteFile(p.config(i), []byte(cfg+servers.String()), 0o644); err != nil {
+			return nil, err
+		}
+	}
+	for i := range n {
+		if err := p.start(i); err != nil {
+			p.Close()
+			return nil, err
+		}
+	}
+	deadline := time.Now().Add(time.Minute)
+	for p.Leader() < 0 {
+		if time.Now().After(deadline) {
+			p.Close()
+			return nil, fmt.Errorf("chaos: no leader among %d members within a minute (logs in %s)", n, dir)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return p, nil
+}
+
+func (p *Processes) member(i int) string  { return filepath.Join(p.dir, fmt.Sprintf("n%d", i+1)) }
+func (p *Processes) dataDir(i int) string { return filepath.Join(p.member(i), "data") }
+func (p *Processes) config(i int) string  { return filepath.Join(p.member(i), "zoo.cfg") }
+
+// Addrs returns the members' client addresses.
+func (p *Processes) Addrs() []string { return p.clients }
+
+// Members implements Target.
+func (p *Processes) Members() int { return len(p.clients) }
+
+func (p *Processes) start(i int) error {
+	log, err := os.OpenFile(filepath.Join(p.member(i), "server.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	defer log.Close()
+	cmd := exec.Command(p.bin, "-config", p.config(i), "-id", fmt.Sprint(i+1))
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	p.procs[i] = cmd
+	p.mu.Unlock()
+	return nil
+}
+
+// Leader implements Target: the member whose srvr says it leads, or -1.
+func (p *Processes) Leader() int {
+	for i, addr := range p.clients {
+		if strings.Contains(fourLetterWord(addr, "srvr"), "Mode: leader") {
+			return i
+		}
+	}
+	return -1
+}
+
+// Kill implements Target: SIGKILL, and the process reaped.
+func (p *Processes) Kill(i int) {
+	p.mu.Lock()
+	cmd := p.procs[i]
+	p.procs[i] = nil
+	p.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	_ = cmd.Process.Signal(syscall.SIGCONT) // a paused process dies as well
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+}
+
+// Restart implements Target.
+func (p *Processes) Restart(i int) {
+	if err := p.start(i); err != nil {
+		fmt.Fprintf(os.Stderr, "chaos: restart member %d: %v\n", i, err)
+	}
+}
+
+// Pause implements Pauser.
+func (p *Processes) Pause(i int) { p.signal(i, syscall.SIGSTOP) }
+
+// Resume implements Pauser.
+func (p *Processes) Resume(i int) { p.signal(i, syscall.SIGCONT) }
+
+func (p *Processes) signal(i int, sig syscall.Signal) {
+	p.mu.Lock()
+	cmd := p.procs[i]
+	p.mu.Unlock()
+	if cmd != nil {
+		_ = cmd.Process.Signal(sig)
+	}
+}
+
+// Wipe implements Wiper: the data dir keeps only myid.
+func (p *Processes) Wipe(i int) {
+	entries, _ := os.ReadDir(p.dataDir(i))
+	for _, e := range entries {
+		if e.Name() != "myid" {
+			_ = os.RemoveAll(filepath.Join(p.dataDir(i), e.Name()))
+		}
+	}
+}
+
+// Close kills every member.
+func (p *Processes) Close() {
+	for i := range p.procs {
+		p.Kill(i)
+	}
+}
+
+// freePorts returns n distinct ports the OS had free.
+func freePorts(n int) ([]int, error) {
+	var lns []net.Listener
+	defer func() {
+		for _, ln := range lns {
+			ln.Close()
+		}
+	}()
+	var ports []int
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		lns = append(lns, ln)
+		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+// fourLetterWord sends a four-letter word and returns the answer ("" if
+// the member does not answer within a second).
+func fourLetterWord(addr, word string) string {
+	nc, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		return ""
+	}
+	defer nc.Close()
+	_ = nc.SetDeadline(time.Now().Add(time.Second))
+	if _, err := nc.Write([]byte(word)); err != nil {
+		return ""
+	}
+	var b strings.Builder
+	sc := bufio.NewScanner(nc)
+	for sc.Scan() {
+		b.WriteString(sc.Text())
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
