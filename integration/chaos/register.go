@@ -33,9 +33,9 @@ type regInput struct {
 type regOutcome uint8
 
 const (
-	regOK          regOutcome = iota
-	regBadVersion             // a write refused: the version had moved on
-	regIndeterminate          // a write whose outcome the client never learned
+	regOK            regOutcome = iota
+	regBadVersion               // a write refused: the version had moved on
+	regIndeterminate            // a write whose outcome the client never learned
 )
 
 // regOutput is what the client saw.
