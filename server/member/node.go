@@ -131,12 +131,13 @@ type Node struct {
 	host Host
 
 	raft    *raft.Raft
-	trans   *peerTransport // a cluster member's Raft transport
-	notices *commitNotices // commit notices to the other members (cluster only)
-	fwd     *forwarder     // this member's link to the leader (cluster only)
-	closers []io.Closer    // closed after Raft shuts down, last first
-	serving atomic.Bool    // false while a cluster member knows no leader
-	served  atomic.Bool    // the member has served since it started
+	running atomic.Pointer[raft.Raft] // raft, for Raft's own goroutines (raftNow)
+	trans   *peerTransport            // a cluster member's Raft transport
+	notices *commitNotices            // commit notices to the other members (cluster only)
+	fwd     *forwarder                // this member's link to the leader (cluster only)
+	closers []io.Closer               // closed after Raft shuts down, last first
+	serving atomic.Bool               // false while a cluster member knows no leader
+	served  atomic.Bool               // the member has served since it started
 	// leading is true once this member leads and Host.Elected has run;
 	// only then may the leader expire sessions.
 	leading atomic.Bool
@@ -307,7 +308,15 @@ func (n *Node) closePeers() {
 
 // IsLeader reports whether this member's Raft leads (a standalone server's
 // always does once started).
-func (n *Node) IsLeader() bool { return n.raft != nil && n.raft.State() == raft.Leader }
+func (n *Node) IsLeader() bool {
+	r := n.raftNow()
+	return r != nil && r.State() == raft.Leader
+}
+
+// raftNow returns this member's Raft, nil before it started, for code
+// that may run on Raft's own goroutines (the apply) while Start still sets
+// the raft field.
+func (n *Node) raftNow() *raft.Raft { return n.running.Load() }
 
 // Leading reports whether this member leads and has given every session a
 // fresh deadline (Host.Elected): only then may it expire sessions.

@@ -54,6 +54,7 @@ func (n *Node) startRaft(ctx context.Context) error {
 	n.mu.Lock()
 	n.raft = r
 	n.mu.Unlock()
+	n.running.Store(r)
 	if n.trans != nil {
 		n.trans.setRaft(r)
 	}

@@ -482,10 +482,14 @@ func (c *commitNotices) current() []*noticeLink {
 // committed is called with each batch the state machine is handed, before
 // it is applied: on the leader, it sends the members a commit notice.
 func (n *Node) committed(index, term uint64) {
-	c, r := n.notices, n.raft
+	c := n.notices
+	if c == nil {
+		return
+	}
 	// Only an entry of the term this member leads: the notice claims that
 	// term's leadership.
-	if c == nil || r == nil || r.State() != raft.Leader || r.CurrentTerm() != term {
+	r := n.raftNow()
+	if r == nil || r.State() != raft.Leader || r.CurrentTerm() != term {
 		return
 	}
 	// Under load the log has grown past this batch already: the
