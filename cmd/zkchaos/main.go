@@ -1,9 +1,10 @@
 // Command zkchaos runs a long fault campaign against a zkraft cluster of
 // separate processes: client sessions read and compare-and-set versioned
-// registers while a nemesis kills (-9) and restarts members, pauses them
-// (SIGSTOP/SIGCONT) and restarts them with their data wiped, and every
-// operation is checked for linearizability with porcupine
-// (integration/chaos).
+// registers and append to a queue with sequential creates while a nemesis
+// kills (-9) and restarts members, pauses them (SIGSTOP/SIGCONT) and
+// restarts them with their data wiped; the registers' history is checked
+// for linearizability with porcupine and the queue for lost, repeated and
+// misordered sequence numbers (integration/chaos).
 //
 //	go run ./cmd/zkchaos -duration 30m -members 5 -nemesis all
 //	go run ./cmd/zkchaos -duration 10m -durable -json
@@ -12,7 +13,7 @@
 // that each window's history is checked alone and a violation is reported
 // with the window that shows it; porcupine's HTML view of a violating
 // window is written to -html. With -json the last line is one JSON object:
-// ops, indeterminate, failed_reads, faults (kind to count), violations,
+// ops, queue_creates, indeterminate, failed_reads, faults (kind to count), violations,
 // windows, seed, members, durable, seconds.
 package main
 
@@ -38,6 +39,7 @@ func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
 type summary struct {
 	Ops           int            `json:"ops"`
+	QueueCreates  int            `json:"queue_creates"`
 	Indeterminate int            `json:"indeterminate"`
 	FailedReads   int            `json:"failed_reads"`
 	Faults        map[string]int `json:"faults"`
@@ -130,6 +132,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		sum.Windows++
 		sum.Ops += res.Ops
+		sum.QueueCreates += res.QueueCreates
 		sum.Indeterminate += res.Indeterminate
 		sum.FailedReads += res.Failed
 		for k, v := range res.Faults {
@@ -148,6 +151,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "VIOLATION in window %d (%v of history, seed %d): porcupine's view in %s\n",
 				w+1, length, res.Seed, path)
 		}
+		if len(res.QueueProblems) > 0 {
+			sum.Violations++
+			fmt.Fprintf(stdout, "VIOLATION in window %d (seed %d), the queue:\n  %s\n", w+1, res.Seed,
+				strings.Join(res.QueueProblems[:min(len(res.QueueProblems), 10)], "\n  "))
+		}
 	}
 	sum.Seconds = time.Since(start).Seconds()
 	var kinds []string
@@ -159,8 +167,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if sum.Ops > 0 {
 		share = 100 * float64(sum.Indeterminate) / float64(sum.Ops)
 	}
-	fmt.Fprintf(stdout, "zkchaos: %d operations checked in %d windows over %.0f s, %d indeterminate (%.2f%%), %d failed reads; faults: %s; violations: %d\n",
-		sum.Ops, sum.Windows, sum.Seconds, sum.Indeterminate, share, sum.FailedReads, strings.Join(kinds, " "), sum.Violations)
+	fmt.Fprintf(stdout, "zkchaos: %d operations checked in %d windows over %.0f s, %d indeterminate (%.2f%%), %d failed reads, %d sequential creates; faults: %s; violations: %d\n",
+		sum.Ops, sum.Windows, sum.Seconds, sum.Indeterminate, share, sum.FailedReads, sum.QueueCreates, strings.Join(kinds, " "), sum.Violations)
 	if *asJSON {
 		b, _ := json.Marshal(sum)
 		fmt.Fprintln(stdout, string(b))

@@ -2,7 +2,9 @@
 // nemesis injects faults, records every operation's call and completion,
 // and checks the history for linearizability with porcupine.
 //
-// Workloads so far: versioned compare-and-set registers (register.go).
+// Workloads so far: versioned compare-and-set registers (register.go),
+// checked with porcupine, and a queue of sequential creates (queue.go),
+// checked for lost, repeated and misordered sequence numbers.
 // Nemeses so far: killing and restarting the leader or a follower,
 // isolating the leader, partitioning a minority, a bridge partition, and
 // dropping a member's client connections (nemesis.go), against any Target;
@@ -48,12 +50,18 @@ type Result struct {
 	Failed        int            // reads that failed (not checked)
 	Faults        map[string]int // faults injected, by kind
 	Verdict       porcupine.CheckResult
+	QueueCreates  int      // sequential creates acknowledged
+	QueueProblems []string // what the queue check found
 	info          porcupine.LinearizationInfo
 	model         porcupine.Model
 }
 
 // Linearizable reports whether the checker accepted the history.
 func (r *Result) Linearizable() bool { return r.Verdict == porcupine.Ok }
+
+// OK reports whether every check passed: the registers' history is
+// linearizable and the queue lost, repeated and misordered nothing.
+func (r *Result) OK() bool { return r.Linearizable() && len(r.QueueProblems) == 0 }
 
 // Visualize writes porcupine's HTML view of the history to path.
 func (r *Result) Visualize(path string) error { return porcupine.VisualizePath(r.model, r.info, path) }
@@ -84,6 +92,7 @@ func Run(ctx context.Context, target Target, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	q := &queue{parent: root + "/q"}
 
 	h := newHistory()
 	runCtx, stop := context.WithTimeout(ctx, cfg.Duration)
@@ -96,7 +105,7 @@ func Run(ctx context.Context, target Target, cfg Config) (*Result, error) {
 			return nil, err
 		}
 		defer conn.Close()
-		w := &worker{id: c, conn: conn, keys: keys, h: h, rng: rand.New(rand.NewPCG(cfg.Seed, uint64(c)+1))}
+		w := &worker{id: c, conn: conn, keys: keys, q: q, h: h, rng: rand.New(rand.NewPCG(cfg.Seed, uint64(c)+1))}
 		wg.Go(func() { failed.Store(c, w.run(runCtx)) })
 	}
 	kinds := cfg.Faults
@@ -124,6 +133,17 @@ func Run(ctx context.Context, target Target, cfg Config) (*Result, error) {
 	}
 	logf("checking %d operations (%d indeterminate)", res.Ops, res.Indeterminate)
 	res.Verdict, res.info = porcupine.CheckOperationsVerbose(res.model, ops, cfg.CheckTimeout)
+	conn, err := connect(cfg.Addrs)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	if res.QueueProblems, err = q.check(conn); err != nil {
+		return nil, fmt.Errorf("chaos: read the queue back: %w", err)
+	}
+	q.mu.Lock()
+	res.QueueCreates = len(q.acked)
+	q.mu.Unlock()
 	return res, nil
 }
 
@@ -154,6 +174,9 @@ func setUp(addrs []string, root string, n int) ([]string, error) {
 	if _, err := conn.Create(root, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
 		return nil, fmt.Errorf("chaos: create %s: %w", root, err)
 	}
+	if _, err := conn.Create(root+"/q", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		return nil, fmt.Errorf("chaos: create %s/q: %w", root, err)
+	}
 	keys := make([]string, n)
 	for i := range keys {
 		keys[i] = fmt.Sprintf("%s/r%d", root, i)
@@ -169,6 +192,7 @@ type worker struct {
 	id   int
 	conn *zk.Conn
 	keys []string
+	q    *queue
 	h    *history
 	rng  *rand.Rand
 	seq  int
@@ -180,6 +204,10 @@ func (w *worker) run(ctx context.Context) int {
 	failed := 0
 	versions := map[string]int32{} // the version this worker last read
 	for ctx.Err() == nil {
+		if w.rng.IntN(5) == 0 {
+			w.q.create(w.conn, w.id)
+			continue
+		}
 		key := w.keys[w.rng.IntN(len(w.keys))]
 		if w.rng.IntN(2) == 0 {
 			call := w.h.now()
@@ -223,6 +251,11 @@ func (r *Result) Summary() string {
 			faults = append(faults, fmt.Sprintf("%s=%d", k, n))
 		}
 	}
-	return fmt.Sprintf("seed %d: %d operations checked (%d indeterminate, %d failed reads not checked), faults [%s], verdict %s",
-		r.Seed, r.Ops, r.Indeterminate, r.Failed, strings.Join(faults, " "), r.Verdict)
+	queue := "queue ok"
+	if len(r.QueueProblems) > 0 {
+		queue = fmt.Sprintf("queue: %d problems, first: %s", len(r.QueueProblems), r.QueueProblems[0])
+	}
+	return fmt.Sprintf("seed %d: %d operations checked (%d indeterminate, %d failed reads not checked), faults [%s], "+
+		"verdict %s; %d sequential creates, %s",
+		r.Seed, r.Ops, r.Indeterminate, r.Failed, strings.Join(faults, " "), r.Verdict, r.QueueCreates, queue)
 }
