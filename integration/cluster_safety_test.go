@@ -69,20 +69,28 @@ func TestClusterRestartedMemberCannotElectAStaleLeader(t *testing.T) {
 }
 
 // TestClusterTwoRestartedMembersElectTheOneThatKeptTheData kills two of
-// three in-memory members and restarts them, empty, beside the one that
-// kept every write. A ZooKeeper ensemble elects the member with the highest
-// zxid; the two empty members must likewise elect the survivor, not one of
-// themselves (which would make the survivor drop what it holds).
+// three members and restarts them empty (in memory, or durable with their
+// data dirs wiped) beside the one that kept every write. A ZooKeeper
+// ensemble elects the member with the highest zxid; the two empty members
+// must likewise elect the survivor, not one of themselves (which would make
+// the survivor drop what it holds).
 func TestClusterTwoRestartedMembersElectTheOneThatKeptTheData(t *testing.T) {
 	for _, tc := range []struct {
 		name          string
 		survivorLeads bool // the survivor led before the kills
+		durable       bool // durable members, their data dirs wiped
 	}{
-		{"the leader survives", true},
-		{"a follower survives", false},
+		{"the leader survives", true, false},
+		{"a follower survives", false, false},
+		{"durable, wiped: the leader survives", true, true},
+		{"durable, wiped: a follower survives", false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := servertest.NewCluster(t, 3)
+			var opts []servertest.Option
+			if tc.durable {
+				opts = append(opts, servertest.WithDurable())
+			}
+			c := servertest.NewCluster(t, 3, opts...)
 			l := c.Leader()
 			survivor := (l + 1) % 3
 			if tc.survivorLeads {
@@ -99,6 +107,7 @@ func TestClusterTwoRestartedMembersElectTheOneThatKeptTheData(t *testing.T) {
 			for i := range 3 {
 				if i != survivor {
 					c.Kill(i)
+					c.Wipe(i)
 					killed = append(killed, i)
 				}
 			}

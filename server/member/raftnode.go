@@ -31,16 +31,16 @@ func (n *Node) startRaft(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	trans, bootstrap, err := n.raftTransport()
+	existing, err := raft.HasExistingState(logs, stable, snaps)
+	if err != nil {
+		return fmt.Errorf("inspect raft state in %s: %w", n.cfg.DataDir, err)
+	}
+	trans, bootstrap, err := n.raftTransport(!existing)
 	if err != nil {
 		return err
 	}
 	if n.trans != nil {
 		logs = notifyingStore{LogStore: logs, t: n.trans}
-	}
-	existing, err := raft.HasExistingState(logs, stable, snaps)
-	if err != nil {
-		return fmt.Errorf("inspect raft state in %s: %w", n.cfg.DataDir, err)
 	}
 	if !existing {
 		if err := raft.BootstrapCluster(conf, logs, stable, snaps, trans, bootstrap); err != nil {
@@ -170,7 +170,7 @@ func (n *Node) raftStores(logger hclog.Logger) (raft.LogStore, raft.StableStore,
 
 // raftTransport returns the transport and the configuration to bootstrap:
 // in memory for a standalone server, TCP between the members of a cluster.
-func (n *Node) raftTransport() (raft.Transport, raft.Configuration, error) {
+func (n *Node) raftTransport(empty bool) (raft.Transport, raft.Configuration, error) {
 	id := raft.ServerID(strconv.Itoa(n.cfg.ServerID))
 	if !n.cfg.Clustered() {
 		addr, trans := raft.NewInmemTransport(raft.ServerAddress("zkraft-" + string(id)))
@@ -204,8 +204,12 @@ func (n *Node) raftTransport() (raft.Transport, raft.Configuration, error) {
 	})
 	n.closers = append(n.closers, trans)
 	header := raft.RPCHeader{ProtocolVersion: raft.ProtocolVersionMax, ID: []byte(id), Addr: []byte(self.RaftAddr)}
+	// A member that starts with nothing stored (in memory, or a durable
+	// one whose data dir is new or was wiped) must not vote a stale
+	// candidate in: see voteguard.go. One that kept its log votes as Raft
+	// does.
 	var guard *voteGuard
-	if n.cfg.DataDir == "" {
+	if empty {
 		guard = newVoteGuard(header, n.log)
 	}
 	pt := newPeerTransport(trans, header, guard, n.quit, n.cfg.RaftTimeout, n.log)

@@ -3,6 +3,8 @@ package servertest
 import (
 	"context"
 	"net"
+	"os"
+	"path/filepath"
 	"slices"
 	"time"
 
@@ -20,6 +22,28 @@ func (c *Cluster) Kill(i int) {
 	}
 	m.srv.Close()
 	m.srv = nil
+}
+
+// Wipe deletes what a killed durable member stored (its Raft log and
+// snapshots), as when a disk is replaced: Restart then starts it empty.
+func (c *Cluster) Wipe(i int) {
+	c.t.Helper()
+	m := c.members[i]
+	if m.srv != nil {
+		c.t.Fatalf("servertest: member %d is running: Kill it first", i)
+	}
+	if m.cfg.DataDir == "" {
+		return // in memory: nothing is kept anyway
+	}
+	entries, err := os.ReadDir(m.cfg.DataDir)
+	if err != nil {
+		c.t.Fatalf("servertest: wipe member %d: %v", i, err)
+	}
+	for _, e := range entries {
+		if err := os.RemoveAll(filepath.Join(m.cfg.DataDir, e.Name())); err != nil {
+			c.t.Fatalf("servertest: wipe member %d: %v", i, err)
+		}
+	}
 }
 
 // Restart starts a killed member again on the same addresses. An in-memory
