@@ -283,6 +283,17 @@ func (c *conn) resumeSession(req *wire.ConnectRequest) (string, bool) {
 	// before the password is even checked.
 	s.unbind(req.SessionID, "client reconnecting with this session")
 	sess, ok := s.fsm.Session(req.SessionID)
+	if !ok && s.cfg.clustered() {
+		// This member may not have applied the session's creation yet (it
+		// restarted, or fell behind, and the client had seen no zxid to
+		// make it catch up): not knowing is not expiry. Catch up with the
+		// leader first.
+		if err := s.node.Sync(c.done); err != nil {
+			c.log.Info("closing connection: could not catch up to look its session up", "err", err)
+			return "revalidation failed", false
+		}
+		sess, ok = s.fsm.Session(req.SessionID)
+	}
 	valid := ok && session.PasswordMatches(sess.Passwd, req.Passwd)
 	if valid {
 		alive, err := s.node.Revalidate(req.SessionID, c.timeout)
