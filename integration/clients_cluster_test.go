@@ -44,6 +44,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/zkraft/zkraft/integration/visibility"
 )
@@ -265,17 +266,29 @@ func stopZkraftCluster(t *testing.T, script, dir string) {
 }
 
 // waitExited waits up to d for process pid to exit, and reports whether it
-// did. The members are not this process's children, so nothing signals
-// their end: it polls.
+// did. The members are not this process's children, so no wait status
+// tells of their end: a pidfd does, becoming readable when the process
+// exits (Linux 5.3 and later).
 func waitExited(pid int, d time.Duration) bool {
-	deadline := time.Now().Add(d)
-	for processAlive(pid) {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(10 * time.Millisecond)
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return !processAlive(pid) // ESRCH: already gone
 	}
-	return true
+	defer unix.Close(fd)
+	deadline := time.Now().Add(d)
+	for {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return !processAlive(pid)
+		}
+		n, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, int(left.Milliseconds())+1)
+		if n > 0 {
+			return true
+		}
+		if err != nil && !errors.Is(err, unix.EINTR) {
+			return !processAlive(pid)
+		}
+	}
 }
 
 // processAlive reports whether pid runs (a zombie does not).

@@ -98,7 +98,7 @@ func Run(ctx context.Context, target Target, cfg Config) (*Result, error) {
 	runCtx, stop := context.WithTimeout(ctx, cfg.Duration)
 	defer stop()
 	var wg sync.WaitGroup
-	var failed sync.Map
+	failed := make([]int, cfg.Clients) // reads each worker could not check
 	for c := range cfg.Clients {
 		conn, err := connect(cfg.Addrs)
 		if err != nil {
@@ -106,7 +106,7 @@ func Run(ctx context.Context, target Target, cfg Config) (*Result, error) {
 		}
 		defer conn.Close()
 		w := &worker{id: c, conn: conn, keys: keys, q: q, h: h, rng: rand.New(rand.NewPCG(cfg.Seed, uint64(c)+1))}
-		wg.Go(func() { failed.Store(c, w.run(runCtx)) })
+		wg.Go(func() { failed[c] = w.run(runCtx) })
 	}
 	kinds := cfg.Faults
 	if kinds == nil {
@@ -123,7 +123,9 @@ func Run(ctx context.Context, target Target, cfg Config) (*Result, error) {
 	wg.Wait()
 
 	res := &Result{Seed: cfg.Seed, Faults: nem.faults(), model: registerModel.ToModel()}
-	failed.Range(func(_, v any) bool { res.Failed += v.(int); return true })
+	for _, n := range failed {
+		res.Failed += n
+	}
 	ops := h.operations()
 	res.Ops = len(ops)
 	for _, op := range ops {

@@ -1,7 +1,6 @@
 package chaos
 
 import (
-	"bufio"
 	"fmt"
 	"net"
 	"os"
@@ -11,13 +10,18 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/zkraft/zkraft/integration/visibility"
 )
 
 // Processes is a cluster of zkraft processes, each started from its own
 // zoo.cfg and data dir as on separate hosts, on loopback ports the OS
 // chose. It is a Target, a Pauser and a Wiper (kill -9, SIGSTOP/SIGCONT,
 // a restart with the data dir emptied); partitions need the in-process
-// cluster's switchboard and are not offered.
+// cluster's switchboard and are not offered. It starts the members itself
+// rather than through integration/failover's Script, because it writes
+// durable configurations, wipes data dirs and stops and resumes members,
+// and it reaps the processes it killed.
 type Processes struct {
 	bin, dir string
 	durable  bool
@@ -105,7 +109,7 @@ func (p *Processes) start(i int) error {
 // Leader implements Target: the member whose srvr says it leads, or -1.
 func (p *Processes) Leader() int {
 	for i, addr := range p.clients {
-		if strings.Contains(fourLetterWord(addr, "srvr"), "Mode: leader") {
+		if mode, _ := visibility.ModeWithin(addr, time.Second); mode == "leader" {
 			return i
 		}
 	}
@@ -183,25 +187,4 @@ func freePorts(n int) ([]int, error) {
 		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
 	}
 	return ports, nil
-}
-
-// fourLetterWord sends a four-letter word and returns the answer ("" if
-// the member does not answer within a second).
-func fourLetterWord(addr, word string) string {
-	nc, err := net.DialTimeout("tcp", addr, time.Second)
-	if err != nil {
-		return ""
-	}
-	defer nc.Close()
-	_ = nc.SetDeadline(time.Now().Add(time.Second))
-	if _, err := nc.Write([]byte(word)); err != nil {
-		return ""
-	}
-	var b strings.Builder
-	sc := bufio.NewScanner(nc)
-	for sc.Scan() {
-		b.WriteString(sc.Text())
-		b.WriteByte('\n')
-	}
-	return b.String()
 }

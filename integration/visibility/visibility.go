@@ -179,13 +179,17 @@ func roles(addrs []string) (leader string, followers []string, err error) {
 // Mode returns the Mode line of a server's srvr answer (leader, follower,
 // observer, standalone). go-zookeeper's FLWSrvr cannot parse the build
 // date ZooKeeper 3.7 and later print.
-func Mode(addr string) (string, error) {
-	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
+func Mode(addr string) (string, error) { return ModeWithin(addr, 5*time.Second) }
+
+// ModeWithin is Mode with its own limit on the whole exchange: a stopped
+// (SIGSTOP) member accepts the connection in the kernel but never answers.
+func ModeWithin(addr string, limit time.Duration) (string, error) {
+	nc, err := net.DialTimeout("tcp", addr, limit)
 	if err != nil {
 		return "", err
 	}
 	defer nc.Close()
-	nc.SetDeadline(time.Now().Add(5 * time.Second))
+	nc.SetDeadline(time.Now().Add(limit))
 	if _, err := nc.Write([]byte("srvr")); err != nil {
 		return "", err
 	}

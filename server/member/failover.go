@@ -54,10 +54,10 @@ func (n *Node) leaseTimeout() time.Duration {
 // the far side (the member may not lead: then nothing is done). Several
 // connections break at once when a leader dies; one probe is enough.
 func (n *Node) leaderLinkBroken(leader int) {
-	if self, ok := n.self(); !ok || self.Observer || n.raft == nil {
+	if self, ok := n.self(); !ok || self.Observer || n.raftNow() == nil {
 		return
 	}
-	if _, id := n.raft.LeaderWithID(); id != raft.ServerID(itoa(leader)) {
+	if _, id := n.raftNow().LeaderWithID(); id != raft.ServerID(itoa(leader)) {
 		return // not the leader, or Raft has moved on already
 	}
 	n.standIfGone(leader, false)
@@ -103,9 +103,9 @@ type goneLeader struct {
 // gone and has not heard from it since; then it returns "" and when the
 // leader was found gone.
 func (n *Node) knownLeader() (raft.ServerID, time.Time) {
-	_, id := n.raft.LeaderWithID()
+	_, id := n.raftNow().LeaderWithID()
 	if g := n.goneLeader.Load(); g != nil && id == g.id && id != "" && id != raft.ServerID(itoa(n.cfg.ServerID)) &&
-		n.raft.LastContact().Before(g.at) {
+		n.raftNow().LastContact().Before(g.at) {
 		return "", g.at
 	}
 	return id, time.Time{}
@@ -179,14 +179,14 @@ func pickCandidate(views []goneView, voters int) (goneView, bool) {
 // stillLeads reports whether this member's Raft still takes leader as the
 // leader, or knows none, and this member still follows.
 func (n *Node) stillLeads(leader int) bool {
-	_, id := n.raft.LeaderWithID()
-	return n.raft.State() == raft.Follower && (id == "" || id == raft.ServerID(itoa(leader)))
+	_, id := n.raftNow().LeaderWithID()
+	return n.raftNow().State() == raft.Follower && (id == "" || id == raft.ServerID(itoa(leader)))
 }
 
 // logEnd is where this member's log ends.
 func (n *Node) logEnd() logEnd {
-	term, _ := strconv.ParseUint(n.raft.Stats()["last_log_term"], 10, 64)
-	return logEnd{term: term, index: n.raft.LastIndex()}
+	term, _ := strconv.ParseUint(n.raftNow().Stats()["last_log_term"], 10, 64)
+	return logEnd{term: term, index: n.raftNow().LastIndex()}
 }
 
 // askGone asks every other voter at once whether leader is gone for it. A
@@ -236,7 +236,7 @@ func (n *Node) answerGone(payload []byte) []byte {
 	gone := false
 	if len(payload) >= 4 {
 		leader := int(binary.BigEndian.Uint32(payload))
-		_, id := n.raft.LeaderWithID()
+		_, id := n.raftNow().LeaderWithID()
 		switch {
 		case id == "":
 			gone = true

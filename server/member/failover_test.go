@@ -39,7 +39,7 @@ func TestFailover_AMajorityThatFindsTheLeaderGoneElectsAtOnce(t *testing.T) {
 	nodes := startNodes(t, 3, func(c *Config) { c.RaftTimeout = 10 * time.Second })
 	old := leaderOf(nodes)
 	waitKnownLeader(t, nodes, old)
-	term := old.raft.CurrentTerm()
+	term := old.raftNow().CurrentTerm()
 	stopped := time.Now()
 	old.Stop()
 	old.Wait()
@@ -49,7 +49,7 @@ func TestFailover_AMajorityThatFindsTheLeaderGoneElectsAtOnce(t *testing.T) {
 		return next != nil
 	})
 	t.Logf("new leader after %v", time.Since(stopped))
-	assert.Equal(t, term+1, next.raft.CurrentTerm(), "one election, no split vote")
+	assert.Equal(t, term+1, next.raftNow().CurrentTerm(), "one election, no split vote")
 }
 
 // A member cut off from a leader the others still reach does not stand:
@@ -65,16 +65,16 @@ func TestFailover_AMemberCutOffAloneDoesNotStand(t *testing.T) {
 	leader := leaderOf(nodes)
 	waitKnownLeader(t, nodes, leader)
 	cutOff := followerOf(nodes, leader)
-	term := leader.raft.CurrentTerm()
+	term := leader.raftNow().CurrentTerm()
 	links.Cut(leader.cfg.ServerID, cutOff.cfg.ServerID)
 	cutOff.leaderLinkBroken(leader.cfg.ServerID)
 	eventually(t, "the probe to find the leader gone for a minority only", func() bool {
 		return strings.Contains(logged.String(), "gone for a minority only")
 	})
 	assert.Same(t, leader, leaderOf(nodes))
-	assert.Equal(t, raft.Follower, cutOff.raft.State())
+	assert.Equal(t, raft.Follower, cutOff.raftNow().State())
 	for _, n := range nodes {
-		assert.Equal(t, term, n.raft.CurrentTerm(), "member %d's term", n.cfg.ServerID)
+		assert.Equal(t, term, n.raftNow().CurrentTerm(), "member %d's term", n.cfg.ServerID)
 	}
 }
 
@@ -84,7 +84,7 @@ func waitKnownLeader(t *testing.T, nodes []*Node, leader *Node) {
 	t.Helper()
 	eventually(t, "every member to know the leader", func() bool {
 		for _, n := range nodes {
-			if _, id := n.raft.LeaderWithID(); id != raft.ServerID(itoa(leader.cfg.ServerID)) {
+			if _, id := n.raftNow().LeaderWithID(); id != raft.ServerID(itoa(leader.cfg.ServerID)) {
 				return false
 			}
 		}
@@ -188,7 +188,7 @@ func TestQuorumLoss_CountsFromWhenTheLeaderWasFoundGone(t *testing.T) {
 	}
 	cutOff.leaderLinkBroken(leader.cfg.ServerID)
 	eventually(t, "the member cut off to stop serving", func() bool { return !cutOff.Serving() })
-	_, id := cutOff.raft.LeaderWithID()
+	_, id := cutOff.raftNow().LeaderWithID()
 	assert.Equal(t, raft.ServerID(itoa(leader.cfg.ServerID)), id, "Raft has not noticed yet")
 
 	links.Heal()

@@ -110,7 +110,7 @@ func (n *Node) serveForward(nc net.Conn) {
 	// already failed to its client as a lost connection, and must not take
 	// effect long after the client has looked. The connection closes
 	// instead, and its member reconnects.
-	term := n.raft.CurrentTerm()
+	term := n.raftNow().CurrentTerm()
 	fr := wire.NewFrameReader(nc, maxForwardFrame)
 	for {
 		frame, err := fr.Next()
@@ -120,7 +120,7 @@ func (n *Node) serveForward(nc net.Conn) {
 		typ, id, payload := frame[0], binary.BigEndian.Uint64(frame[1:9]), frame[9:]
 		switch typ {
 		case fwdApply:
-			if n.raft.CurrentTerm() != term {
+			if n.raftNow().CurrentTerm() != term {
 				return
 			}
 			replies <- n.applyForwarded(typ, id, append([]byte(nil), payload...))
@@ -130,7 +130,7 @@ func (n *Node) serveForward(nc net.Conn) {
 				replies <- fwdReply{typ: typ, id: id, err: errNotLeaderThere}
 				continue
 			}
-			if n.raft.CurrentTerm() != term {
+			if n.raftNow().CurrentTerm() != term {
 				return
 			}
 			replies <- n.applyForwarded(typ, id, n.host.Prepare(append([]byte(nil), payload...)))
@@ -139,7 +139,7 @@ func (n *Node) serveForward(nc net.Conn) {
 		case fwdRevalidate:
 			replies <- n.revalidateFor(typ, id, payload)
 		case fwdSync:
-			replies <- fwdReply{typ: typ, id: id, future: n.raft.Barrier(n.cfg.RaftTimeout * 10)}
+			replies <- fwdReply{typ: typ, id: id, future: n.raftNow().Barrier(n.cfg.RaftTimeout * 10)}
 		case fwdPing:
 			replies <- fwdReply{typ: typ, id: id}
 		case fwdGone:

@@ -70,7 +70,7 @@ func (f *forwarder) client(deadline time.Time) (*fwdClient, error) {
 // dialLeader returns a connection to the leader Raft knows now.
 func (f *forwarder) dialLeader() (*fwdClient, error) {
 	n := f.n
-	_, id := n.raft.LeaderWithID()
+	_, id := n.raftNow().LeaderWithID()
 	if id == "" {
 		return nil, errNoLeader
 	}

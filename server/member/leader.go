@@ -22,8 +22,8 @@ import (
 func (n *Node) watchLeadership() {
 	obs := make(chan raft.Observation, 16)
 	observer := raft.NewObserver(obs, false, nil)
-	n.raft.RegisterObserver(observer)
-	defer n.raft.DeregisterObserver(observer)
+	n.raftNow().RegisterObserver(observer)
+	defer n.raftNow().DeregisterObserver(observer)
 	// Often enough to see a leader change soon, and quorum loss within a
 	// tick of its time.
 	ticker := time.NewTicker(max(min(n.cfg.RaftTimeout/4, n.cfg.TickTime), time.Millisecond))
@@ -38,13 +38,13 @@ func (n *Node) watchLeadership() {
 		case <-ticker.C:
 		case <-n.leaderFoundGone:
 		}
-		isLeader := n.raft.State() == raft.Leader
+		isLeader := n.raftNow().State() == raft.Leader
 		if isLeader && !n.leading.Load() {
 			n.host.Elected()
 			n.reconcileMembers() // finish a reconfig an earlier leader began
 		}
 		n.leading.Store(isLeader) // only after Elected: see Leading
-		_, id := n.raft.LeaderWithID()
+		_, id := n.raftNow().LeaderWithID()
 		if id != last {
 			last = id
 			n.leaderChanged()
@@ -272,7 +272,7 @@ func (n *Node) Sync(done <-chan struct{}) error {
 		// The leader's barrier itself may take up to ten Raft timeouts.
 		reply, err = n.fwd.call(fwdSync, nil, deadline.Add(n.cfg.RaftTimeout*10))
 		return err
-	}, func() { leaderErr = n.raft.Barrier(n.cfg.RaftTimeout * 10).Error() })
+	}, func() { leaderErr = n.raftNow().Barrier(n.cfg.RaftTimeout * 10).Error() })
 	switch {
 	case err != nil:
 		return fmt.Errorf("sync with the leader: %w", err)

@@ -101,7 +101,7 @@ func (n *Node) SetServers(servers []Peer) {
 // on a goroutine of its own; one runs at a time, and one that finds another
 // running leaves it a note to go round again.
 func (n *Node) reconcileMembers() {
-	if !n.cfg.Clustered() || n.raft == nil {
+	if !n.cfg.Clustered() || n.raftNow() == nil {
 		return
 	}
 	n.reconcileAgain.Store(true)
@@ -177,7 +177,7 @@ func membershipChanges(conf raft.Configuration, servers []Peer, self int) []raft
 // matchRaftConfiguration makes the changes membershipChanges lists, while
 // this member leads.
 func (n *Node) matchRaftConfiguration() error {
-	f := n.raft.GetConfiguration()
+	f := n.raftNow().GetConfiguration()
 	if err := f.Error(); err != nil {
 		return err
 	}
@@ -195,16 +195,16 @@ func (n *Node) matchRaftConfiguration() error {
 			// its office to the most complete member first makes the switch
 			// at once. The new leader demotes this member (see Elected).
 			n.log.Info("this leader is no longer a member: handing leadership over")
-			fut = n.raft.LeadershipTransfer()
+			fut = n.raftNow().LeadershipTransfer()
 		case c.demote:
 			n.log.Info("a member left: it follows on without a vote", "member", c.peer.ID)
-			fut = n.raft.DemoteVoter(id, 0, timeout)
+			fut = n.raftNow().DemoteVoter(id, 0, timeout)
 		case c.peer.Observer:
 			n.log.Info("adding an observer to raft's configuration", "member", c.peer.ID, "addr", c.peer.RaftAddr)
-			fut = n.raft.AddNonvoter(id, raft.ServerAddress(c.peer.RaftAddr), 0, timeout)
+			fut = n.raftNow().AddNonvoter(id, raft.ServerAddress(c.peer.RaftAddr), 0, timeout)
 		default:
 			n.log.Info("adding a voter to raft's configuration", "member", c.peer.ID, "addr", c.peer.RaftAddr)
-			fut = n.raft.AddVoter(id, raft.ServerAddress(c.peer.RaftAddr), 0, timeout)
+			fut = n.raftNow().AddVoter(id, raft.ServerAddress(c.peer.RaftAddr), 0, timeout)
 		}
 		if err := fut.Error(); err != nil {
 			if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipLost) {
@@ -226,7 +226,7 @@ func (n *Node) awaitReconciled() {
 	}
 	// Everything committed applied here first: a reconfig a follower has
 	// already answered may not have reached this member's state yet.
-	_ = n.raft.Barrier(10 * n.cfg.RaftTimeout).Error()
+	_ = n.raftNow().Barrier(10 * n.cfg.RaftTimeout).Error()
 	deadline := time.Now().Add(10 * n.cfg.RaftTimeout)
 	for n.IsLeader() && n.ReconfigInProgress() && time.Now().Before(deadline) {
 		select {
@@ -240,10 +240,10 @@ func (n *Node) awaitReconciled() {
 // ReconfigInProgress reports, on the leader, whether Raft's configuration
 // does not yet name exactly the members.
 func (n *Node) ReconfigInProgress() bool {
-	if n.raft == nil || !n.cfg.Clustered() {
+	if n.raftNow() == nil || !n.cfg.Clustered() {
 		return false
 	}
-	f := n.raft.GetConfiguration()
+	f := n.raftNow().GetConfiguration()
 	return f.Error() != nil || len(membershipChanges(f.Configuration(), n.servers(), n.cfg.ServerID)) > 0
 }
 

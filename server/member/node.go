@@ -130,8 +130,7 @@ type Node struct {
 	fsm  *raftfsm.FSM
 	host Host
 
-	raft    *raft.Raft
-	running atomic.Pointer[raft.Raft] // raft, for Raft's own goroutines (raftNow)
+	running atomic.Pointer[raft.Raft] // this member's Raft once Start made it (raftNow)
 	trans   *peerTransport            // a cluster member's Raft transport
 	notices *commitNotices            // commit notices to the other members (cluster only)
 	fwd     *forwarder                // this member's link to the leader (cluster only)
@@ -271,9 +270,9 @@ func (n *Node) Stop() {
 		n.mu.Unlock()
 		n.group.Close()
 		n.closePeers()
-		if n.raft != nil {
+		if r := n.raftNow(); r != nil {
 			n.stopProposing()
-			if err := n.raft.Shutdown().Error(); err != nil {
+			if err := r.Shutdown().Error(); err != nil {
 				n.log.Error("raft shutdown", "err", err)
 			}
 		}
@@ -313,9 +312,9 @@ func (n *Node) IsLeader() bool {
 	return r != nil && r.State() == raft.Leader
 }
 
-// raftNow returns this member's Raft, nil before it started, for code
-// that may run on Raft's own goroutines (the apply) while Start still sets
-// the raft field.
+// raftNow returns this member's Raft, nil before Start made it. It is read
+// atomically because Raft's own goroutines (the apply, the transport) may
+// ask before Start returns.
 func (n *Node) raftNow() *raft.Raft { return n.running.Load() }
 
 // Leading reports whether this member leads and has given every session a
@@ -376,7 +375,7 @@ func (n *Node) SyncedLearners() (followers, observers int) {
 }
 
 // Raft returns the member's Raft node, nil before Start (tests, tools).
-func (n *Node) Raft() *raft.Raft { return n.raft }
+func (n *Node) Raft() *raft.Raft { return n.raftNow() }
 
 // Config returns the node's configuration.
 func (n *Node) Config() *Config { return &n.cfg }

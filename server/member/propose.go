@@ -31,7 +31,7 @@ func (n *Node) Propose(data []byte, reqID uint64) {
 // predecessors left. It waits up to ten Raft timeouts; elsewhere, or if
 // leadership moves meanwhile, it does nothing.
 func (n *Node) ProposeAsLeader(build func() []byte) {
-	if !n.IsLeader() || n.raft.Barrier(10*n.cfg.RaftTimeout).Error() != nil || !n.IsLeader() {
+	if !n.IsLeader() || n.raftNow().Barrier(10*n.cfg.RaftTimeout).Error() != nil || !n.IsLeader() {
 		return
 	}
 	if data := build(); data != nil {
@@ -59,7 +59,7 @@ func (n *Node) raftApplyLocked(data []byte) (raft.ApplyFuture, bool) {
 		return nil, false
 	}
 	n.unanswered.Add(1)
-	return n.raft.Apply(data, 0), true
+	return n.raftNow().Apply(data, 0), true
 }
 
 // stopProposing ends proposing at shutdown and waits, while Raft still

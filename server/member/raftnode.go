@@ -51,9 +51,6 @@ func (n *Node) startRaft(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("start raft: %w", err)
 	}
-	n.mu.Lock()
-	n.raft = r
-	n.mu.Unlock()
 	n.running.Store(r)
 	if n.trans != nil {
 		n.trans.setRaft(r)
@@ -227,9 +224,9 @@ func (n *Node) waitLeader(ctx context.Context) error {
 		_, ok := o.Data.(raft.LeaderObservation)
 		return ok
 	})
-	n.raft.RegisterObserver(observer)
-	defer n.raft.DeregisterObserver(observer)
-	for n.raft.State() != raft.Leader {
+	n.raftNow().RegisterObserver(observer)
+	defer n.raftNow().DeregisterObserver(observer)
+	for n.raftNow().State() != raft.Leader {
 		select {
 		case <-obs:
 		case <-ctx.Done():
@@ -239,7 +236,7 @@ func (n *Node) waitLeader(ctx context.Context) error {
 	return nil
 }
 
-func (n *Node) isLeader() bool { return n.raft != nil && n.raft.State() == raft.Leader }
+func (n *Node) isLeader() bool { return n.raftNow() != nil && n.raftNow().State() == raft.Leader }
 
 // raftLogger bridges hashicorp/raft's hclog logging into the server's slog
 // handler. Raft logs at Info on every election, so it logs at Warn and above
@@ -366,7 +363,7 @@ func itoa(i int) string { return strconv.Itoa(i) }
 func (n *Node) reloadConfig(change func(*raft.ReloadableConfig)) error {
 	n.reloadMu.Lock()
 	defer n.reloadMu.Unlock()
-	rc := n.raft.ReloadableConfig()
+	rc := n.raftNow().ReloadableConfig()
 	change(&rc)
-	return n.raft.ReloadConfig(rc)
+	return n.raftNow().ReloadConfig(rc)
 }
