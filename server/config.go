@@ -51,6 +51,12 @@ type Config struct {
 	// (4lw.commands.whitelist); "*" allows all. Default: srvr only. A word
 	// not listed is answered with ZooKeeper's "not in the whitelist" text.
 	FourLetterWords []string
+	// SessionlessCnxnTimeout bounds how long a connection may take to send
+	// its connect request (zookeeper.nio.sessionlessCnxnTimeout). Counted
+	// from the accept: unlike ZooKeeper, which counts from the last byte
+	// read, a client trickling a byte at a time is closed all the same.
+	// Default 10s.
+	SessionlessCnxnTimeout time.Duration
 	// JuteMaxBuffer is the largest frame accepted from a client, in bytes
 	// (jute.maxbuffer). Default 0xfffff.
 	JuteMaxBuffer int
@@ -122,6 +128,10 @@ type Peer = member.Peer
 // partitions (see member.Links).
 type Links = member.Links
 
+// Degradation is how a degraded link between members misbehaves: delayed
+// and lost messages (see member.Degradation).
+type Degradation = member.Degradation
+
 // NewLinks returns a switchboard with every link up.
 func NewLinks() *Links { return member.NewLinks() }
 
@@ -146,6 +156,7 @@ const (
 	DefaultContainerCheckInterval = time.Minute
 	DefaultContainerMaxPerMinute  = 10000
 	DefaultMaxQueuedBytes         = 128 << 20
+	DefaultSessionlessCnxnTimeout = 10 * time.Second
 )
 
 // DefaultConfig returns a Config with every default filled in.
@@ -176,6 +187,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.FourLetterWords == nil {
 		c.FourLetterWords = []string{"srvr"}
+	}
+	if c.SessionlessCnxnTimeout == 0 {
+		c.SessionlessCnxnTimeout = DefaultSessionlessCnxnTimeout
 	}
 	if c.JuteMaxBuffer == 0 {
 		c.JuteMaxBuffer = wire.MaxBuffer
@@ -225,6 +239,9 @@ func (c Config) Validate() error {
 	}
 	if _, _, err := net.SplitHostPort(c.ClientPortAddress); err != nil {
 		bad("clientPortAddress %q: %w", c.ClientPortAddress, err)
+	}
+	if c.SessionlessCnxnTimeout < time.Millisecond {
+		bad("sessionlessCnxnTimeout %v is below 1ms", c.SessionlessCnxnTimeout)
 	}
 	if c.JuteMaxBuffer < 1024 {
 		bad("jute.maxbuffer %d is below 1024", c.JuteMaxBuffer)

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -140,8 +141,19 @@ func Run(ctx context.Context, target Target, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	defer conn.Close()
-	if res.QueueProblems, err = q.check(conn); err != nil {
-		return nil, fmt.Errorf("chaos: read the queue back: %w", err)
+	// The last fault was just undone: a restarted member may still be
+	// joining, and the session moving. Reading back is retried a while.
+	for deadline := time.Now().Add(time.Minute); ; {
+		if res.QueueProblems, err = q.check(conn); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("chaos: read the queue back: %w", err)
+		}
+		logf("reading the queue back: %v; again", err)
+		if !sleepCtx(ctx, 100*time.Millisecond) { // the cluster settling, which nothing signals
+			return nil, ctx.Err()
+		}
 	}
 	q.mu.Lock()
 	res.QueueCreates = len(q.acked)
@@ -248,7 +260,7 @@ func (w *worker) run(ctx context.Context) int {
 // Summary is the result in one line.
 func (r *Result) Summary() string {
 	var faults []string
-	for _, k := range faultKinds {
+	for _, k := range slices.Concat(faultKinds, []string{FaultOverlap}) {
 		if n := r.Faults[k]; n > 0 {
 			faults = append(faults, fmt.Sprintf("%s=%d", k, n))
 		}

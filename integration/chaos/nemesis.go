@@ -24,6 +24,13 @@ type Partitioner interface {
 	Heal()
 }
 
+// Degrader makes the links between two members delay and lose messages
+// (Heal restores them).
+type Degrader interface {
+	Degrade(i, j int, delay time.Duration, loss float64)
+	Heal()
+}
+
 // ConnDropper cuts a member's client connections; their sessions live on.
 type ConnDropper interface{ DropClientConnections(i int) }
 
@@ -47,11 +54,25 @@ const (
 	FaultPartition      = "partition-minority"
 	FaultBridge         = "partition-bridge"
 	FaultDropClientConn = "drop-client-connections"
+	FaultLinkDelay      = "link-delay" // a member's links to the others slow
+	FaultLinkLoss       = "link-loss"  // a member's links lose messages
 )
 
 // faultKinds are the faults the nemesis picks from.
 var faultKinds = []string{FaultKillLeader, FaultKillFollower, FaultWipeRestart, FaultPause, FaultIsolateLeader,
-	FaultPartition, FaultBridge, FaultDropClientConn}
+	FaultPartition, FaultBridge, FaultDropClientConn, FaultLinkDelay, FaultLinkLoss}
+
+// faultClass groups the faults that act on the same thing: two faults at
+// once are of different classes, so that undoing one leaves the other.
+func faultClass(kind string) string {
+	switch kind {
+	case FaultKillLeader, FaultKillFollower, FaultWipeRestart, FaultPause:
+		return "process"
+	case FaultDropClientConn:
+		return "clients"
+	}
+	return "network"
+}
 
 // FaultKinds returns the faults a target supports.
 func FaultKinds(t Target) []string {
@@ -59,6 +80,7 @@ func FaultKinds(t Target) []string {
 	_, drops := t.(ConnDropper)
 	_, pauses := t.(Pauser)
 	_, wipes := t.(Wiper)
+	_, degrades := t.(Degrader)
 	var out []string
 	for _, k := range faultKinds {
 		switch k {
@@ -78,15 +100,21 @@ func FaultKinds(t Target) []string {
 			if !wipes {
 				continue
 			}
+		case FaultLinkDelay, FaultLinkLoss:
+			if !degrades {
+				continue
+			}
 		}
 		out = append(out, k)
 	}
 	return out
 }
 
-// nemesis injects one fault at a time into a target, holds it a while,
-// then undoes it, until ctx ends; everything is healed and restarted when
-// it returns. Its choices come from rng alone, so a seed repeats them.
+// nemesis injects a fault into a target, now and then a second one of
+// another class on top of it (overlapping faults), holds them a while, then
+// undoes them, last first, until ctx ends; everything is healed and
+// restarted when it returns. Its choices come from rng alone, so a seed
+// repeats them.
 type nemesis struct {
 	target   Target
 	kinds    []string // the faults to pick from, each equally likely
@@ -115,16 +143,44 @@ func (n *nemesis) run(ctx context.Context) {
 			return
 		}
 		kind := n.kinds[n.rng.IntN(len(n.kinds))]
-		undo := n.inject(kind)
+		undo := n.injectCounted(kind)
 		if undo == nil {
 			continue
 		}
-		n.mu.Lock()
-		n.counts[kind]++
-		n.mu.Unlock()
+		if n.rng.IntN(3) == 0 {
+			// A second fault, of another class, while the first holds.
+			var others []string
+			for _, k := range n.kinds {
+				if faultClass(k) != faultClass(kind) {
+					others = append(others, k)
+				}
+			}
+			if len(others) > 0 && sleepCtx(ctx, n.between(n.hold)/2) {
+				if undo2 := n.injectCounted(others[n.rng.IntN(len(others))]); undo2 != nil {
+					n.mu.Lock()
+					n.counts[FaultOverlap]++
+					n.mu.Unlock()
+					first := undo
+					undo = func() { undo2(); first() }
+				}
+			}
+		}
 		sleepCtx(ctx, n.between(n.hold))
 		undo()
 	}
+}
+
+// FaultOverlap counts the times a second fault was injected while one held.
+const FaultOverlap = "overlapping"
+
+func (n *nemesis) injectCounted(kind string) func() {
+	undo := n.inject(kind)
+	if undo != nil {
+		n.mu.Lock()
+		n.counts[kind]++
+		n.mu.Unlock()
+	}
+	return undo
 }
 
 // inject starts a fault of kind and returns what ends it (nil if it could
@@ -180,6 +236,21 @@ func (n *nemesis) inject(kind string) func() {
 		n.log("nemesis: bridge %d between %v and %v", bridge, a[1:], b[1:])
 		t.(Partitioner).Partition(a, b)
 		return n.heal
+	case FaultLinkDelay, FaultLinkLoss:
+		victim := leader
+		if victim < 0 || n.rng.IntN(2) == 0 {
+			victim = n.rng.IntN(members)
+		}
+		delay := time.Duration(2+n.rng.IntN(40)) * time.Millisecond
+		loss := 0.0
+		if kind == FaultLinkLoss {
+			delay, loss = time.Millisecond, 0.02+0.2*n.rng.Float64()
+		}
+		n.log("nemesis: degrade the links of member %d: delay up to %v, loss %.2f", victim, delay, loss)
+		for _, j := range n.except(victim) {
+			t.(Degrader).Degrade(victim, j, delay, loss)
+		}
+		return func() { n.log("nemesis: heal"); t.(Degrader).Heal() }
 	case FaultDropClientConn:
 		victim := n.rng.IntN(members)
 		n.log("nemesis: drop the client connections of member %d", victim)

@@ -1,18 +1,31 @@
 package member
 
 import (
+	"math/rand/v2"
 	"sync"
+	"time"
 )
 
 // Links is a switchboard for the connections between the members of a
 // cluster in one process: a test cuts and restores them to provoke
 // partitions. Members given the same Links (Config.Links) register every
 // Raft and forwarding connection with it; a cut link closes its live
-// connections and refuses new ones in both directions.
+// connections and refuses new ones in both directions. A degraded link
+// (Degrade) delays what is written on it and loses messages.
 type Links struct {
-	mu    sync.Mutex // guards cut, conns
-	cut   map[[2]int]bool
-	conns map[[2]int]map[*peerConn]struct{}
+	mu       sync.Mutex // guards cut, conns, degraded
+	cut      map[[2]int]bool
+	conns    map[[2]int]map[*peerConn]struct{}
+	degraded map[[2]int]Degradation
+}
+
+// Degradation is how a link misbehaves. Each write waits a random time up
+// to Delay before it goes out, in order. With probability Loss a write is
+// lost: on a stream that means the connection breaks there, losing the
+// message and whatever else was in flight, and the members dial again.
+type Degradation struct {
+	Delay time.Duration
+	Loss  float64
 }
 
 // NewLinks returns a switchboard with every link up.
@@ -72,11 +85,45 @@ func (l *Links) Cut(a, b int) {
 	}
 }
 
-// Heal restores every link.
+// Degrade makes the link between members a and b misbehave as d says; a
+// zero Degradation restores it.
+func (l *Links) Degrade(a, b int, d Degradation) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if d == (Degradation{}) {
+		delete(l.degraded, linkKey(a, b))
+		return
+	}
+	if l.degraded == nil {
+		l.degraded = make(map[[2]int]Degradation)
+	}
+	l.degraded[linkKey(a, b)] = d
+}
+
+// Heal restores every link, cut or degraded.
 func (l *Links) Heal() {
 	l.mu.Lock()
 	l.cut = make(map[[2]int]bool)
+	l.degraded = nil
 	l.mu.Unlock()
+}
+
+// beforeWrite applies the link's degradation to one write from a to b: it
+// waits out the delay, and reports false if the write is to be lost.
+func (l *Links) beforeWrite(a, b int) bool {
+	if l == nil {
+		return true
+	}
+	l.mu.Lock()
+	d, ok := l.degraded[linkKey(a, b)]
+	l.mu.Unlock()
+	if !ok {
+		return true
+	}
+	if d.Delay > 0 {
+		time.Sleep(rand.N(d.Delay)) // the injected latency itself
+	}
+	return d.Loss <= 0 || rand.Float64() >= d.Loss
 }
 
 // up reports whether members a and b may talk.

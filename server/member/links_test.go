@@ -65,3 +65,53 @@ func TestLinks_CutClosesConnections(t *testing.T) {
 	require.NoError(t, err)
 	again.Close()
 }
+
+// A degraded link delays each write by up to its delay and, with its loss
+// probability, loses one by breaking the connection; undegrading restores it.
+func TestLinks_Degrade(t *testing.T) {
+	l := NewLinks()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	pl := &peerListener{Listener: ln, self: 2, links: l}
+	accepted := make(chan net.Conn, 2)
+	go func() {
+		for {
+			c, err := pl.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- c
+		}
+	}()
+	dialed, err := dialPeer(l, 1, 2, ln.Addr().String(), time.Second)
+	require.NoError(t, err)
+	defer dialed.Close()
+	server := <-accepted
+	defer server.Close()
+
+	l.Degrade(2, 1, Degradation{Delay: time.Millisecond})
+	_, err = dialed.Write([]byte("a"))
+	require.NoError(t, err, "a delayed write still goes out")
+	buf := make([]byte, 1)
+	_, err = io.ReadFull(server, buf)
+	require.NoError(t, err)
+	assert.Equal(t, "a", string(buf))
+
+	l.Degrade(1, 2, Degradation{Loss: 1})
+	_, err = dialed.Write([]byte("b"))
+	assert.ErrorIs(t, err, errLinkLost)
+	_, err = io.ReadFull(server, buf)
+	assert.Error(t, err, "the lost write broke the connection")
+
+	l.Degrade(1, 2, Degradation{})
+	again, err := dialPeer(l, 1, 2, ln.Addr().String(), time.Second)
+	require.NoError(t, err)
+	defer again.Close()
+	_, err = again.Write([]byte("c"))
+	assert.NoError(t, err, "restored")
+	l.Degrade(1, 2, Degradation{Loss: 1})
+	l.Heal()
+	_, err = again.Write([]byte("d"))
+	assert.NoError(t, err, "Heal restores degraded links too")
+}

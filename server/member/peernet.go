@@ -16,7 +16,10 @@ import (
 // dialing member's id, so that the accepting side knows who is calling.
 const peerMagic = 0x7a
 
-var errLinkCut = errors.New("server: link between members is cut")
+var (
+	errLinkCut  = errors.New("server: link between members is cut")
+	errLinkLost = errors.New("server: message lost on a degraded link")
+)
 
 // peerConn is a connection between two members, registered with Links. The
 // accepting side learns the remote member from the header on first read.
@@ -97,6 +100,16 @@ func (c *peerConn) readHeader() {
 		c.headerErr = errLinkCut
 		c.Conn.Close()
 	}
+}
+
+// Write writes through the link's degradation (Links.Degrade): a lost
+// write breaks the connection.
+func (c *peerConn) Write(p []byte) (int, error) {
+	if !c.links.beforeWrite(c.local, c.remote) {
+		c.Close()
+		return 0, errLinkLost
+	}
+	return c.Conn.Write(p)
 }
 
 // Close closes the connection and forgets it.

@@ -95,7 +95,15 @@ func (c *Cluster) Partition(groups ...[]int) {
 	c.links.Partition(ids...)
 }
 
-// Heal restores every link between members.
+// Degrade makes the link between members i and j (Raft and forwarding
+// traffic both ways) delay each message by up to delay and lose one with
+// probability loss (a lost message breaks the connection it was on, as
+// with TCP the rest of the stream is lost too); Heal restores it.
+func (c *Cluster) Degrade(i, j int, delay time.Duration, loss float64) {
+	c.links.Degrade(i+1, j+1, server.Degradation{Delay: delay, Loss: loss})
+}
+
+// Heal restores every link between members, cut or degraded.
 func (c *Cluster) Heal() { c.links.Heal() }
 
 // DropClientConnections closes every client connection of member i, as a
