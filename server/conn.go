@@ -17,9 +17,6 @@ import (
 )
 
 const (
-	// handshakeTimeout bounds how long a connection may stay without a
-	// session (ZooKeeper's sessionless connection timeout).
-	handshakeTimeout = 10 * time.Second
 	// writeTimeout bounds one write to a client.
 	writeTimeout = 30 * time.Second
 )
@@ -213,7 +210,7 @@ func (c *conn) readError(err error) string {
 // handshake reads the connect request (or a four-letter word) and creates
 // or resumes the session. ok is false when the connection must close.
 func (c *conn) handshake() (reason string, ok bool) {
-	c.nc.SetReadDeadline(time.Now().Add(handshakeTimeout))
+	c.nc.SetReadDeadline(c.stats.established.Add(c.srv.cfg.SessionlessCnxnTimeout))
 	frame, err := c.fr.Next()
 	var lenErr *wire.FrameLengthError
 	if errors.As(err, &lenErr) {

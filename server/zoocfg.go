@@ -71,6 +71,8 @@ func (c *Config) applyZooCfg(key, v string, port, addr *string) (known bool, err
 		}
 	case "4lw.commands.whitelist":
 		c.FourLetterWords = ParseFourLetterWords(v)
+	case "nio.sessionlessCnxnTimeout", "zookeeper.nio.sessionlessCnxnTimeout":
+		c.SessionlessCnxnTimeout, err = parseMillis(v, false)
 	case "jute.maxbuffer":
 		c.JuteMaxBuffer, err = parseIntAnyBase(v)
 	case "extendedTypesEnabled", "zookeeper.extendedTypesEnabled":

@@ -28,6 +28,7 @@ maxSessionTimeout=90000
 jute.maxbuffer=0x200000
 extendedTypesEnabled=true
 znode.container.checkIntervalMs=1500
+zookeeper.nio.sessionlessCnxnTimeout=2500
 fancyNewKey=1
 ! a comment too
 `
@@ -42,6 +43,7 @@ fancyNewKey=1
 	assert.Equal(t, 0x200000, cfg.JuteMaxBuffer)
 	assert.True(t, cfg.ExtendedTypesEnabled)
 	assert.Equal(t, 1500*time.Millisecond, cfg.ContainerCheckInterval)
+	assert.Equal(t, 2500*time.Millisecond, cfg.SessionlessCnxnTimeout)
 	assert.Equal(t, "/var/lib/zookeeper", cfg.DataDir)
 	assert.Equal(t, []string{"fancyNewKey"}, unknown, "initLimit and dataDir are known")
 }
