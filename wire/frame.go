@@ -44,7 +44,11 @@ func (e *FrameLengthError) Is(target error) bool { return target == ErrFrameTooL
 
 // FrameReader reads length-prefixed frames from a stream through its own
 // buffer. The limit is checked on the length prefix before any payload is
-// read or any room is allocated for it.
+// read. The buffer grows with the bytes that arrive, never by more than
+// doubling, rather than to the length a prefix announces: a peer that
+// announces a large frame and sends it slowly, or never, holds no more
+// memory than it has sent. Between frames a grown buffer is given up, so a
+// connection that once sent a large frame does not keep its room.
 type FrameReader struct {
 	r          io.Reader
 	max        int
@@ -52,9 +56,17 @@ type FrameReader struct {
 	start, end int
 }
 
+const (
+	// minFrameBuffer is a FrameReader's buffer while it holds no frame
+	// larger than that: room for many small requests per read.
+	minFrameBuffer = 4 << 10
+	// keptFrameBuffer is the largest buffer kept between frames.
+	keptFrameBuffer = 16 << 10
+)
+
 // NewFrameReader returns a FrameReader that refuses frames longer than max bytes.
 func NewFrameReader(r io.Reader, max int) *FrameReader {
-	return &FrameReader{r: r, max: max, buf: make([]byte, 64*1024)}
+	return &FrameReader{r: r, max: max, buf: make([]byte, minFrameBuffer)}
 }
 
 // Buffered reports how many bytes have been read from the stream but not yet
@@ -62,21 +74,13 @@ func NewFrameReader(r io.Reader, max int) *FrameReader {
 // request is already waiting.
 func (fr *FrameReader) Buffered() int { return fr.end - fr.start }
 
-// fill makes at least n bytes available in buf[start:end], growing or
-// compacting the buffer as needed.
+// fill makes at least n bytes available in buf[start:end], reading as
+// much as the buffer has room for.
 func (fr *FrameReader) fill(n int) error {
-	if fr.end-fr.start >= n {
-		return nil
-	}
-	if n > len(fr.buf) {
-		nb := make([]byte, max(n, 2*len(fr.buf)))
-		fr.end = copy(nb, fr.buf[fr.start:fr.end])
-		fr.start, fr.buf = 0, nb
-	} else if fr.start+n > len(fr.buf) {
-		fr.end = copy(fr.buf, fr.buf[fr.start:fr.end])
-		fr.start = 0
-	}
 	for fr.end-fr.start < n {
+		if fr.end == len(fr.buf) {
+			fr.makeRoom(n)
+		}
 		m, err := fr.r.Read(fr.buf[fr.end:])
 		fr.end += m
 		if err != nil {
@@ -92,11 +96,29 @@ func (fr *FrameReader) fill(n int) error {
 	return nil
 }
 
+// makeRoom makes room after buf[end] for more of the n bytes wanted from
+// start: it moves the unread bytes to the front of the buffer, or, if they
+// fill it, grows it to twice its size (at most to n).
+func (fr *FrameReader) makeRoom(n int) {
+	if fr.start > 0 {
+		fr.end = copy(fr.buf, fr.buf[fr.start:fr.end])
+		fr.start = 0
+		return
+	}
+	nb := make([]byte, min(n, 2*len(fr.buf)))
+	fr.end = copy(nb, fr.buf[:fr.end])
+	fr.buf = nb
+}
+
 // Next returns the next frame's payload. The slice is only valid until the
 // next call. At a clean end of stream between frames it returns io.EOF; a
 // stream that ends inside a frame gives io.ErrUnexpectedEOF; a length prefix
 // out of range gives a *FrameLengthError and leaves the stream unusable.
 func (fr *FrameReader) Next() ([]byte, error) {
+	if fr.start == fr.end && len(fr.buf) > keptFrameBuffer {
+		// The last frame returned may still be in use: leave it its array.
+		fr.buf, fr.start, fr.end = make([]byte, minFrameBuffer), 0, 0
+	}
 	if err := fr.fill(4); err != nil {
 		return nil, err
 	}

@@ -151,3 +151,47 @@ func TestFrameReader_ReadErrorPassesThrough(t *testing.T) {
 	_, err := fr.Next()
 	require.ErrorIs(t, err, boom)
 }
+
+// TestFrameReader_RoomFollowsBytesReceived checks that the buffer grows
+// with the bytes that arrive, not to the length a prefix announces: a peer
+// that announces jute.maxbuffer and sends a little holds a little.
+func TestFrameReader_RoomFollowsBytesReceived(t *testing.T) {
+	cases := []struct {
+		name string
+		sent int // payload bytes sent after the prefix, then the stream fails
+		room int // the most the buffer may have grown to
+	}{
+		{"prefix only", 0, minFrameBuffer},
+		{"a few bytes", 100, minFrameBuffer},
+		{"just over the first buffer", minFrameBuffer, 2 * minFrameBuffer},
+		{"100 KiB", 100 << 10, 256 << 10},
+	}
+	boom := errors.New("boom")
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			stream := append(binary.BigEndian.AppendUint32(nil, MaxBuffer), make([]byte, tc.sent)...)
+			fr := NewFrameReader(io.MultiReader(bytes.NewReader(stream), iotest.ErrReader(boom)), MaxBuffer)
+			_, err := fr.Next()
+			require.ErrorIs(t, err, boom)
+			require.Equal(t, 4+tc.sent, fr.Buffered())
+			require.LessOrEqual(t, len(fr.buf), tc.room)
+		})
+	}
+}
+
+// TestFrameReader_GivesUpRoomBetweenFrames checks that a buffer grown for a
+// large frame is not kept once the frames after it are small.
+func TestFrameReader_GivesUpRoomBetweenFrames(t *testing.T) {
+	large := bytes.Repeat([]byte{7}, 300<<10)
+	stream := append(frameOf(large), frameOf([]byte("small"))...)
+	fr := NewFrameReader(iotest.HalfReader(bytes.NewReader(stream)), MaxBuffer)
+	got, err := fr.Next()
+	require.NoError(t, err)
+	require.Equal(t, large, got)
+	small, err := fr.Next()
+	require.NoError(t, err)
+	require.Equal(t, "small", string(small))
+	_, err = fr.Next()
+	require.ErrorIs(t, err, io.EOF)
+	require.LessOrEqual(t, len(fr.buf), keptFrameBuffer)
+}
