@@ -40,6 +40,9 @@ func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 type summary struct {
 	Ops           int            `json:"ops"`
 	QueueCreates  int            `json:"queue_creates"`
+	LockHolds     int            `json:"lock_holds"`
+	LockFenced    int            `json:"lock_fenced_writes"`
+	Ephemerals    int            `json:"ephemeral_sessions"`
 	Indeterminate int            `json:"indeterminate"`
 	FailedReads   int            `json:"failed_reads"`
 	Faults        map[string]int `json:"faults"`
@@ -133,6 +136,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		sum.Windows++
 		sum.Ops += res.Ops
 		sum.QueueCreates += res.QueueCreates
+		sum.LockHolds += res.LockHolds
+		sum.LockFenced += res.LockFenced
+		sum.Ephemerals += res.EphemeralSessions
 		sum.Indeterminate += res.Indeterminate
 		sum.FailedReads += res.Failed
 		for k, v := range res.Faults {
@@ -151,10 +157,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "VIOLATION in window %d (%v of history, seed %d): porcupine's view in %s\n",
 				w+1, length, res.Seed, path)
 		}
-		if len(res.QueueProblems) > 0 {
-			sum.Violations++
-			fmt.Fprintf(stdout, "VIOLATION in window %d (seed %d), the queue:\n  %s\n", w+1, res.Seed,
-				strings.Join(res.QueueProblems[:min(len(res.QueueProblems), 10)], "\n  "))
+		for _, p := range []struct {
+			what     string
+			problems []string
+		}{{"the queue", res.QueueProblems}, {"the lock", res.LockProblems}, {"the ephemerals", res.EphemeralProblems}} {
+			if len(p.problems) > 0 {
+				sum.Violations++
+				fmt.Fprintf(stdout, "VIOLATION in window %d (seed %d), %s:\n  %s\n", w+1, res.Seed, p.what,
+					strings.Join(p.problems[:min(len(p.problems), 10)], "\n  "))
+			}
 		}
 	}
 	sum.Seconds = time.Since(start).Seconds()
@@ -167,8 +178,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if sum.Ops > 0 {
 		share = 100 * float64(sum.Indeterminate) / float64(sum.Ops)
 	}
-	fmt.Fprintf(stdout, "zkchaos: %d operations checked in %d windows over %.0f s, %d indeterminate (%.2f%%), %d failed reads, %d sequential creates; faults: %s; violations: %d\n",
-		sum.Ops, sum.Windows, sum.Seconds, sum.Indeterminate, share, sum.FailedReads, sum.QueueCreates, strings.Join(kinds, " "), sum.Violations)
+	fmt.Fprintf(stdout, "zkchaos: %d operations checked in %d windows over %.0f s, %d indeterminate (%.2f%%), %d failed reads, "+
+		"%d sequential creates, %d lock holds (%d fenced writes), %d ephemeral owner sessions; faults: %s; violations: %d\n",
+		sum.Ops, sum.Windows, sum.Seconds, sum.Indeterminate, share, sum.FailedReads, sum.QueueCreates,
+		sum.LockHolds, sum.LockFenced, sum.Ephemerals, strings.Join(kinds, " "), sum.Violations)
 	if *asJSON {
 		b, _ := json.Marshal(sum)
 		fmt.Fprintln(stdout, string(b))

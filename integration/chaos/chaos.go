@@ -2,13 +2,19 @@
 // nemesis injects faults, records every operation's call and completion,
 // and checks the history for linearizability with porcupine.
 //
-// Workloads so far: versioned compare-and-set registers (register.go),
-// checked with porcupine, and a queue of sequential creates (queue.go),
-// checked for lost, repeated and misordered sequence numbers.
-// Nemeses so far: killing and restarting the leader or a follower,
-// isolating the leader, partitioning a minority, a bridge partition, and
-// dropping a member's client connections (nemesis.go), against any Target;
-// servertest's in-process cluster is one.
+// Workloads: versioned compare-and-set registers (register.go), checked
+// with porcupine; a queue of sequential creates (queue.go), checked for
+// lost, repeated and misordered sequence numbers; lockrecipe's Mutex with
+// a fencing write (lock.go), checked for two holders at once; ephemeral
+// owners (ephemeral.go), checked for ephemerals that go while their
+// session lives or stay after it ends.
+// Nemeses: killing and restarting the leader or a follower (with its data
+// wiped, too), pausing a member, isolating the leader, partitioning a
+// minority, a bridge partition, delaying and losing messages on a member's
+// links, dropping a member's client connections, and two of these at once
+// (nemesis.go), against any Target that supports them; servertest's
+// in-process cluster supports all but pauses, member processes
+// (processes.go) kills, wipes and pauses.
 package chaos
 
 import (
@@ -32,6 +38,8 @@ type Config struct {
 	Duration time.Duration // how long workers and nemesis run
 	Clients  int           // concurrent client sessions (default 5)
 	Keys     int           // registers (default 3)
+	Lockers  int           // sessions taking the lock in turn (default 2; -1 for none)
+	Owners   int           // sessions owning an ephemeral each (default 2; -1 for none)
 	// FaultHold and FaultInterval bound how long a fault lasts and the calm
 	// between faults (defaults 0.3-1.5 s and 0.2-1 s).
 	FaultHold, FaultInterval [2]time.Duration
@@ -53,16 +61,28 @@ type Result struct {
 	Verdict       porcupine.CheckResult
 	QueueCreates  int      // sequential creates acknowledged
 	QueueProblems []string // what the queue check found
-	info          porcupine.LinearizationInfo
-	model         porcupine.Model
+	// The lock workload: holds taken, fence writes acknowledged while
+	// holding, holds lost (session expired) while holding, and problems.
+	LockHolds, LockFenced, LockLost int
+	LockProblems                    []string
+	// The ephemeral workload: owner sessions that created their node,
+	// times an owner found it there, and problems.
+	EphemeralSessions, EphemeralChecks int
+	EphemeralProblems                  []string
+	info                               porcupine.LinearizationInfo
+	model                              porcupine.Model
 }
 
 // Linearizable reports whether the checker accepted the history.
 func (r *Result) Linearizable() bool { return r.Verdict == porcupine.Ok }
 
 // OK reports whether every check passed: the registers' history is
-// linearizable and the queue lost, repeated and misordered nothing.
-func (r *Result) OK() bool { return r.Linearizable() && len(r.QueueProblems) == 0 }
+// linearizable, the queue lost, repeated and misordered nothing, no two
+// lockers held the lock at once and every ephemeral lived exactly as long
+// as its session.
+func (r *Result) OK() bool {
+	return r.Linearizable() && len(r.QueueProblems) == 0 && len(r.LockProblems) == 0 && len(r.EphemeralProblems) == 0
+}
 
 // Visualize writes porcupine's HTML view of the history to path.
 func (r *Result) Visualize(path string) error { return porcupine.VisualizePath(r.model, r.info, path) }
@@ -74,6 +94,12 @@ func Run(ctx context.Context, target Target, cfg Config) (*Result, error) {
 	}
 	if cfg.Keys <= 0 {
 		cfg.Keys = 3
+	}
+	if cfg.Lockers == 0 {
+		cfg.Lockers = 2
+	}
+	if cfg.Owners == 0 {
+		cfg.Owners = 2
 	}
 	if cfg.FaultHold == [2]time.Duration{} {
 		cfg.FaultHold = [2]time.Duration{300 * time.Millisecond, 1500 * time.Millisecond}
@@ -94,6 +120,13 @@ func Run(ctx context.Context, target Target, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	q := &queue{parent: root + "/q"}
+	lw := &lockWork{dir: root + "/lock", fence: root + "/fence"}
+	checkConn, err := connect(cfg.Addrs)
+	if err != nil {
+		return nil, err
+	}
+	defer checkConn.Close()
+	ew := &ephemeralWork{dir: root + "/eph", addrs: cfg.Addrs, check: checkConn}
 
 	h := newHistory()
 	runCtx, stop := context.WithTimeout(ctx, cfg.Duration)
@@ -108,6 +141,20 @@ func Run(ctx context.Context, target Target, cfg Config) (*Result, error) {
 		defer conn.Close()
 		w := &worker{id: c, conn: conn, keys: keys, q: q, h: h, rng: rand.New(rand.NewPCG(cfg.Seed, uint64(c)+1))}
 		wg.Go(func() { failed[c] = w.run(runCtx) })
+	}
+	var lockers []*zk.Conn
+	for i := range max(cfg.Lockers, 0) {
+		conn, err := connect(cfg.Addrs)
+		if err != nil {
+			return nil, err
+		}
+		lockers = append(lockers, conn)
+		rng := rand.New(rand.NewPCG(cfg.Seed, uint64(1000+i)))
+		wg.Go(func() { lw.run(runCtx, i, conn, rng) })
+	}
+	for i := range max(cfg.Owners, 0) {
+		rng := rand.New(rand.NewPCG(cfg.Seed, uint64(2000+i)))
+		wg.Go(func() { ew.run(runCtx, i, rng) })
 	}
 	kinds := cfg.Faults
 	if kinds == nil {
@@ -136,11 +183,10 @@ func Run(ctx context.Context, target Target, cfg Config) (*Result, error) {
 	}
 	logf("checking %d operations (%d indeterminate)", res.Ops, res.Indeterminate)
 	res.Verdict, res.info = porcupine.CheckOperationsVerbose(res.model, ops, cfg.CheckTimeout)
-	conn, err := connect(cfg.Addrs)
-	if err != nil {
-		return nil, err
+	conn := checkConn
+	for _, l := range lockers {
+		l.Close()
 	}
-	defer conn.Close()
 	// The last fault was just undone: a restarted member may still be
 	// joining, and the session moving. Reading back is retried a while.
 	for deadline := time.Now().Add(time.Minute); ; {
@@ -158,6 +204,17 @@ func Run(ctx context.Context, target Target, cfg Config) (*Result, error) {
 	q.mu.Lock()
 	res.QueueCreates = len(q.acked)
 	q.mu.Unlock()
+	if len(lockers) > 0 {
+		if err := lw.check(conn, goneWithin); err != nil {
+			return nil, fmt.Errorf("chaos: read the lock back: %w", err)
+		}
+	}
+	lw.mu.Lock()
+	res.LockHolds, res.LockFenced, res.LockLost, res.LockProblems = lw.acquired, lw.fenced, lw.lost, lw.problems
+	lw.mu.Unlock()
+	ew.mu.Lock()
+	res.EphemeralSessions, res.EphemeralChecks, res.EphemeralProblems = ew.sessions, ew.checks, ew.problems
+	ew.mu.Unlock()
 	return res, nil
 }
 
@@ -188,8 +245,10 @@ func setUp(addrs []string, root string, n int) ([]string, error) {
 	if _, err := conn.Create(root, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
 		return nil, fmt.Errorf("chaos: create %s: %w", root, err)
 	}
-	if _, err := conn.Create(root+"/q", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
-		return nil, fmt.Errorf("chaos: create %s/q: %w", root, err)
+	for _, dir := range []string{"/q", "/lock", "/fence", "/eph"} {
+		if _, err := conn.Create(root+dir, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+			return nil, fmt.Errorf("chaos: create %s%s: %w", root, dir, err)
+		}
 	}
 	keys := make([]string, n)
 	for i := range keys {
@@ -265,11 +324,16 @@ func (r *Result) Summary() string {
 			faults = append(faults, fmt.Sprintf("%s=%d", k, n))
 		}
 	}
-	queue := "queue ok"
-	if len(r.QueueProblems) > 0 {
-		queue = fmt.Sprintf("queue: %d problems, first: %s", len(r.QueueProblems), r.QueueProblems[0])
+	verdict := func(what string, problems []string) string {
+		if len(problems) == 0 {
+			return what + " ok"
+		}
+		return fmt.Sprintf("%s: %d problems, first: %s", what, len(problems), problems[0])
 	}
 	return fmt.Sprintf("seed %d: %d operations checked (%d indeterminate, %d failed reads not checked), faults [%s], "+
-		"verdict %s; %d sequential creates, %s",
-		r.Seed, r.Ops, r.Indeterminate, r.Failed, strings.Join(faults, " "), r.Verdict, r.QueueCreates, queue)
+		"verdict %s; %d sequential creates, %s; %d lock holds (%d fenced writes, %d lost), %s; "+
+		"%d ephemeral owner sessions (%d checks), %s",
+		r.Seed, r.Ops, r.Indeterminate, r.Failed, strings.Join(faults, " "), r.Verdict, r.QueueCreates,
+		verdict("queue", r.QueueProblems), r.LockHolds, r.LockFenced, r.LockLost, verdict("lock", r.LockProblems),
+		r.EphemeralSessions, r.EphemeralChecks, verdict("ephemerals", r.EphemeralProblems))
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -71,25 +72,42 @@ func TestChaos_ShortCampaign(t *testing.T) {
 }
 
 // The checks must be seen to fail. Every member is reached through a proxy
-// that plants a fault: it answers each getData with the first answer it
-// saw for that path (a member serving reads from a stale copy), or each
-// sequential create of the queue with the first name it gave (a repeated
-// sequence number). The campaign must find it.
+// that plants a fault by rewriting the successful replies to one opcode:
+// each getData answered with the first answer seen for its path (a member
+// serving reads from a stale copy); each sequential create of the queue
+// with the first name given (a repeated sequence number); the lock's
+// children listed as the last in line alone (a member that hides the
+// holder's node, so that two lockers hold at once); an owner's
+// check of its ephemeral answered "no node" (a member that lost it). The
+// campaign must find each.
 func TestChaos_ChecksFindPlantedFaults(t *testing.T) {
 	for _, tc := range []struct {
-		name  string
-		op    wire.Op
-		found func(*chaos.Result) bool
+		name    string
+		op      wire.Op
+		rewrite func(path string) rewriter
+		found   func(*chaos.Result) bool
 	}{
-		{"stale reads", wire.OpGetData, func(r *chaos.Result) bool { return !r.Linearizable() }},
-		{"repeated sequence numbers", wire.OpCreate, func(r *chaos.Result) bool { return len(r.QueueProblems) > 0 }},
+		{"stale reads", wire.OpGetData, replayFirst, func(r *chaos.Result) bool { return !r.Linearizable() }},
+		{"repeated sequence numbers", wire.OpCreate, replayFirst, func(r *chaos.Result) bool { return len(r.QueueProblems) > 0 }},
+		{"two lock holders", wire.OpGetChildren2, hideHolder, func(r *chaos.Result) bool { return len(r.LockProblems) > 0 }},
+		{"lost ephemerals", wire.OpExists, loseEphemeral, func(r *chaos.Result) bool { return len(r.EphemeralProblems) > 0 }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			const members = 3
 			c := servertest.NewCluster(t, members)
 			addrs := make([]string, members)
+			var shared sync.Mutex // one rewriter state for every proxy
+			rw := map[string]rewriter{}
+			rewrite := func(path string) rewriter {
+				shared.Lock()
+				defer shared.Unlock()
+				if rw[path] == nil {
+					rw[path] = tc.rewrite(path)
+				}
+				return rw[path]
+			}
 			for i := range addrs {
-				addrs[i] = faultyProxy(t, c.Addr(i), tc.op)
+				addrs[i] = faultyProxy(t, c.Addr(i), tc.op, rewrite)
 			}
 			s := seed(t)
 			res, err := chaos.Run(context.Background(), clusterTarget{c, members}, chaos.Config{
@@ -103,15 +121,59 @@ func TestChaos_ChecksFindPlantedFaults(t *testing.T) {
 	}
 }
 
-// faultyProxy listens on loopback and relays connections to addr, replacing
-// every successful reply to op (getData or create) with the first one seen
-// for its path.
-func faultyProxy(t *testing.T, addr string, op wire.Op) string {
+// A rewriter turns a successful reply's body into the one the client gets.
+type rewriter func(body []byte) []byte
+
+// replayFirst answers every time with the first body seen for the path.
+func replayFirst(string) rewriter {
+	var mu sync.Mutex
+	var first []byte
+	return func(body []byte) []byte {
+		mu.Lock()
+		defer mu.Unlock()
+		if first == nil {
+			first = slices.Clone(body)
+		}
+		return first
+	}
+}
+
+// hideHolder lists a lock directory's children as the last in line alone
+// when others are there: whoever just joined the line believes it holds.
+func hideHolder(path string) rewriter {
+	return func(body []byte) []byte {
+		var r wire.GetChildren2Response
+		if !strings.HasSuffix(path, "/lock") {
+			return body
+		}
+		if _, err := r.Decode(body); err != nil || len(r.Children) < 2 {
+			return body
+		}
+		seq := func(name string) string { return name[max(len(name)-10, 0):] }
+		slices.SortFunc(r.Children, func(a, b string) int { return strings.Compare(seq(a), seq(b)) })
+		r.Children = r.Children[len(r.Children)-1:]
+		return r.Append(nil)
+	}
+}
+
+// loseEphemeral answers an owner's check of its ephemeral as if it were
+// gone (nil: the reply becomes NONODE).
+func loseEphemeral(path string) rewriter {
+	return func(body []byte) []byte {
+		if strings.Contains(path, "/eph/owner-") {
+			return nil
+		}
+		return body
+	}
+}
+
+// faultyProxy listens on loopback and relays connections to addr, passing
+// the body of every successful reply to op through rewrite(path); a nil
+// result turns the reply into NONODE.
+func faultyProxy(t *testing.T, addr string, op wire.Op, rewrite func(path string) rewriter) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	t.Cleanup(func() { ln.Close() })
-	var mu sync.Mutex
-	first := map[string][]byte{} // path -> the first reply body
 	go func() {
 		for {
 			client, err := ln.Accept()
@@ -167,13 +229,12 @@ func faultyProxy(t *testing.T, addr string, op wire.Op) string {
 						delete(pending, xid)
 						pmu.Unlock()
 						if ok && binary.BigEndian.Uint32(f[12:]) == 0 {
-							mu.Lock()
-							if body, seen := first[path]; seen {
+							if body := rewrite(path)(slices.Clone(f[16:])); body != nil {
 								out = append(slices.Clone(f[:16]), body...)
 							} else {
-								first[path] = slices.Clone(f[16:])
+								noNode := int32(wire.CodeNoNode)
+								out = binary.BigEndian.AppendUint32(slices.Clone(f[:12]), uint32(noNode))
 							}
-							mu.Unlock()
 						}
 					}
 					if frame(client, out) != nil {
