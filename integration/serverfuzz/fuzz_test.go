@@ -147,6 +147,18 @@ func play(addr string, p Program) error {
 			}
 			break
 		}
+		var h wire.ReplyHeader
+		if _, err := h.Decode(body); err != nil {
+			return fmt.Errorf("reply %d: undecodable header %x: %w", len(got), body, err)
+		}
+		if h.Xid == -1 {
+			continue // a watch notification
+		}
+		if h.Xid == wire.XidPing && len(body) == wire.ReplyHeaderSize && pings > 0 &&
+			(len(got) == len(sent) || sent[len(got)] != wire.XidPing) {
+			pings--
+			continue
+		}
 		if len(got) < len(sent) && createSession[len(got)] {
 			// As ZooKeeper 3.8.0 does, the answer to a createSession after
 			// the handshake is a connect response, and the connection ends.
@@ -157,17 +169,7 @@ func play(addr string, p Program) error {
 			got = append(got, sent[len(got)])
 			continue
 		}
-		var h wire.ReplyHeader
-		if _, err := h.Decode(body); err != nil {
-			return fmt.Errorf("reply %d: undecodable header %x: %w", len(got), body, err)
-		}
-		if h.Xid == -1 {
-			continue // a watch notification
-		}
-		if h.Xid == wire.XidPing && pings > 0 && (len(got) == len(sent) || sent[len(got)] != wire.XidPing) {
-			pings--
-			continue
-		}
+
 		got = append(got, h.Xid)
 		if len(got) > len(sent) || got[len(got)-1] != sent[len(got)-1] {
 			return fmt.Errorf("replies out of order: xids %v for requests %v", got, sent)
