@@ -19,6 +19,9 @@ import (
 const (
 	// writeTimeout bounds one write to a client.
 	writeTimeout = 30 * time.Second
+	// keptOutBuffer is the largest outbound buffer a connection keeps for
+	// reuse once written; larger ones are given back.
+	keptOutBuffer = 64 << 10
 )
 
 // conn is one client connection: a reader goroutine (serve) that decodes
@@ -380,6 +383,9 @@ func (c *conn) writeLoop() {
 			if _, err := c.nc.Write(buf); err != nil {
 				c.close("write: " + err.Error())
 				return
+			}
+			if cap(buf) > keptOutBuffer {
+				buf = nil // a burst of large replies does not stay with an idle client
 			}
 			c.signal() // look again: finishing, or more queued meanwhile
 		}
