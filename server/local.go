@@ -143,6 +143,8 @@ func (c *conn) multiRead(t *tree.Tree, m *wire.MultiRequest) (wire.Code, wire.Re
 		return wire.CodeMarshallingError, errorBody{&wire.MultiResponse{}}
 	}
 	results := make([]wire.MultiResult, len(m.Ops))
+	limit := c.srv.cfg.MaxQueuedBytes
+	size := wire.ReplyHeaderSize + wire.MultiHeaderSize
 	for i, op := range m.Ops {
 		path := op.Req.(*wire.PathWatchRequest).Path
 		var code wire.Code
@@ -155,8 +157,36 @@ func (c *conn) multiRead(t *tree.Tree, m *wire.MultiRequest) (wire.Code, wire.Re
 		if code != wire.CodeOK {
 			results[i] = wire.MultiResult{Type: wire.OpError, Err: code}
 		}
+		if size += resultSize(&results[i], limit-size); size > limit {
+			// Each sub-op may name the same large node: the reply could be
+			// thousands of times the request. It would close the connection
+			// once queued (MaxQueuedBytes) anyway; do not build it.
+			c.log.Warn("closing connection: multiRead reply larger than max_queued_bytes",
+				"ops", len(m.Ops), "max_queued_bytes", limit)
+			c.close("reply too large")
+			return wire.CodeOK, nil
+		}
 	}
 	return wire.CodeOK, &wire.MultiResponse{Results: results}
+}
+
+// resultSize returns the encoded size of a multiRead result, or a size
+// above limit as soon as it knows it is.
+func resultSize(r *wire.MultiResult, limit int) int {
+	size := wire.MultiHeaderSize
+	switch {
+	case r.Type == wire.OpError:
+		return size + 4
+	case r.Type == wire.OpGetData:
+		return size + 4 + len(r.Data) + wire.StatSize
+	}
+	size += 4
+	for _, name := range r.Children {
+		if size += 4 + len(name); size > limit {
+			break
+		}
+	}
+	return size
 }
 
 // addAuth handles an auth packet. digest adds user:base64(sha1(user:pass))
