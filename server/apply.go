@@ -22,7 +22,7 @@ func (s *Server) Applied(_ *tree.Tree, r *raftfsm.Result) {
 	cmd := r.Command
 	if cmd.Type == raftfsm.TypeCreateSession && r.Code == 0 {
 		s.mu.Lock()
-		s.tracker.Add(cmd.Session, time.Duration(cmd.Timeout)*time.Millisecond, time.Now())
+		s.tracker.Add(cmd.Session, time.Duration(cmd.Timeout)*time.Millisecond, s.clock.Elapsed())
 		s.mu.Unlock()
 	}
 	var members []member.Peer
@@ -81,7 +81,7 @@ func (s *Server) reconcileSessions() {
 	// Waiters for a zxid the snapshot covers are woken, as an apply would.
 	s.node.Applied(s.fsm.LastZxid())
 	sessions := s.fsm.Sessions()
-	now := time.Now()
+	now := s.clock.Elapsed()
 	s.mu.Lock()
 	stale := make([]*conn, 0, len(s.conns))
 	for c := range s.conns {

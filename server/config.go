@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zkraft/zkraft/server/clock"
 	"github.com/zkraft/zkraft/server/member"
 	"github.com/zkraft/zkraft/wire"
 )
@@ -118,6 +119,11 @@ type Config struct {
 	// Links, when set, carries every connection between members, so that a
 	// test can cut them (Links.Partition) to provoke partitions.
 	Links *Links
+	// Clock is where the server reads the time (default the machine's):
+	// wall time for ctime, mtime and TTLs, elapsed time for session
+	// deadlines. Fault tests step a member's wall clock with a
+	// clock.Steppable.
+	Clock clock.Clock
 }
 
 // Peer is one member of a cluster: zoo.cfg's server.N=host:port1:port2.

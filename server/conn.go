@@ -263,7 +263,7 @@ func (c *conn) createSession(req *wire.ConnectRequest) (string, bool) {
 		return "password: " + err.Error(), false
 	}
 	cmd := &raftfsm.Command{
-		Type: raftfsm.TypeCreateSession, Session: s.newSessionID(), Time: time.Now().UnixMilli(),
+		Type: raftfsm.TypeCreateSession, Session: s.newSessionID(), Time: s.nowMillis(),
 		Timeout: int32(c.timeout.Milliseconds()), Passwd: passwd,
 	}
 	res := s.proposeWait(cmd, c.done)

@@ -58,14 +58,17 @@ func (s *Server) writeDump(b *strings.Builder) {
 		ids []int64
 	}
 	sessions := s.fsm.Sessions() // before s.mu: the FSM lock comes first
+	// Deadlines are on the monotonic clock; shown as wall times.
+	wall, elapsed := s.clock.Now(), s.clock.Elapsed()
 	s.mu.Lock()
 	sets := make(map[int64]*set)
 	total := 0
 	for _, sess := range sessions {
-		at, ok := s.tracker.Deadline(sess.ID)
+		deadline, ok := s.tracker.Deadline(sess.ID)
 		if !ok {
 			continue
 		}
+		at := wall.Add(deadline - elapsed).Truncate(time.Millisecond)
 		total++
 		if sets[at.UnixMilli()] == nil {
 			sets[at.UnixMilli()] = &set{at: at}

@@ -68,7 +68,7 @@ type request struct {
 func (c *conn) submit(req request, body []byte) {
 	c.writeStarted()
 	cmd := &raftfsm.Command{
-		Type: raftfsm.TypeRequest, Session: c.session, Time: req.start.UnixMilli(),
+		Type: raftfsm.TypeRequest, Session: c.session, Time: c.srv.nowMillis(),
 		ExtendedTypes: c.srv.cfg.ExtendedTypesEnabled, Auth: c.ids(), Op: req.op, Body: body,
 	}
 	if req.op == wire.OpReconfig {
@@ -93,7 +93,7 @@ func (c *conn) writeApplied(req request, r *raftfsm.Result) {
 // written, and ends the connection.
 func (c *conn) closeSession(req request) (string, bool) {
 	c.writeStarted()
-	cmd := &raftfsm.Command{Type: raftfsm.TypeCloseSession, Session: c.session, Time: req.start.UnixMilli()}
+	cmd := &raftfsm.Command{Type: raftfsm.TypeCloseSession, Session: c.session, Time: c.srv.nowMillis()}
 	c.srv.propose(cmd, func(r *raftfsm.Result) {
 		defer c.writeFinished()
 		if r == nil {

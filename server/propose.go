@@ -2,7 +2,6 @@ package server
 
 import (
 	"sync"
-	"time"
 
 	"github.com/zkraft/zkraft/raftfsm"
 )
@@ -80,5 +79,5 @@ func (s *Server) proposeWait(cmd *raftfsm.Command, done <-chan struct{}) *raftfs
 	return nil
 }
 
-// nowMillis is the proposer's clock for commands.
-func nowMillis() int64 { return time.Now().UnixMilli() }
+// nowMillis is the proposer's wall clock for commands.
+func (s *Server) nowMillis() int64 { return s.clock.Now().UnixMilli() }

@@ -3,7 +3,6 @@ package server
 import (
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/zkraft/zkraft/raftfsm"
 	"github.com/zkraft/zkraft/server/member"
@@ -60,7 +59,7 @@ func (s *Server) versionConfig() {
 			if s.fsm.ConfigVersioned() { // by an earlier leader: applied here now
 				return nil
 			}
-			cmd := raftfsm.Command{Type: raftfsm.TypeReconfig, Origin: s.origin, Time: time.Now().UnixMilli(),
+			cmd := raftfsm.Command{Type: raftfsm.TypeReconfig, Origin: s.origin, Time: s.nowMillis(),
 				Body: member.ServerLines(s.node.Servers())}
 			return cmd.Encode()
 		})

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/zkraft/zkraft/raftfsm"
+	"github.com/zkraft/zkraft/server/clock"
 	"github.com/zkraft/zkraft/server/internal/owned"
 	"github.com/zkraft/zkraft/server/member"
 	"github.com/zkraft/zkraft/session"
@@ -43,7 +44,8 @@ type Server struct {
 	bySession map[int64]*conn // the connection a session is bound to
 	perIP     map[string]int
 	closed    bool
-	tracker   *session.Tracker // session liveness (leader only)
+	tracker   *session.Tracker // session liveness (leader only), on clock.Elapsed
+	clock     clock.Clock
 	ids       *session.IDs
 
 	quit     chan struct{} // closed when shutdown begins
@@ -58,7 +60,11 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	cfg.setDefaults()
+	if cfg.Clock == nil {
+		cfg.Clock = clock.NewReal()
+	}
 	s := &Server{
+		clock:     cfg.Clock,
 		cfg:       cfg,
 		log:       cfg.Logger,
 		watches:   newWatchRegistry(),

@@ -22,7 +22,7 @@ func (s *Server) newSessionID() int64 {
 func (s *Server) Elected() {
 	s.reconfig.pending.Store(false) // a reconfig an earlier term proposed has applied, or never will
 	s.versionConfig()
-	now := time.Now()
+	now := s.clock.Elapsed()
 	sessions := s.fsm.Sessions()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -33,11 +33,12 @@ func (s *Server) Elected() {
 
 // touchSession records a packet from a session: the leader extends its
 // deadline, another member reports it to the leader with the next batch.
-func (s *Server) touchSession(id int64, now time.Time) {
+func (s *Server) touchSession(id int64) {
 	if !s.node.IsLeader() {
 		s.node.Touch(id)
 		return
 	}
+	now := s.clock.Elapsed()
 	s.mu.Lock()
 	s.tracker.Touch(id, now)
 	s.mu.Unlock()
@@ -45,7 +46,8 @@ func (s *Server) touchSession(id int64, now time.Time) {
 
 // TouchSessions implements member.Host: on the leader, it extends the
 // sessions another member reports alive.
-func (s *Server) TouchSessions(ids []int64, now time.Time) {
+func (s *Server) TouchSessions(ids []int64) {
+	now := s.clock.Elapsed()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, id := range ids {
@@ -81,10 +83,11 @@ func (s *Server) allConns() []*conn {
 	return conns
 }
 
-// touch records a packet from session id. Deadlines fall on tick
-// boundaries, so it only reaches the tracker once per tick.
+// touch records a packet from session id, received at now (monotonic
+// time.Now). Deadlines fall on tick boundaries, so it only reaches the
+// tracker about once per tick.
 func (c *conn) touch(now time.Time) {
-	tick := now.UnixMilli() / c.srv.cfg.TickTime.Milliseconds()
+	tick := int64(now.Sub(c.stats.established) / c.srv.cfg.TickTime)
 	if tick == c.lastTick {
 		return
 	}
@@ -93,7 +96,7 @@ func (c *conn) touch(now time.Time) {
 		c.srv.ro.touch(c.session, now)
 		return
 	}
-	c.srv.touchSession(c.session, now)
+	c.srv.touchSession(c.session)
 }
 
 // Revalidate implements member.Host: when a client resumes a session, it
@@ -105,7 +108,7 @@ func (s *Server) Revalidate(id int64, timeout time.Duration) bool {
 	if !s.tracker.Contains(id) {
 		return false
 	}
-	s.tracker.Add(id, timeout, time.Now())
+	s.tracker.Add(id, timeout, s.clock.Elapsed())
 	return true
 }
 
@@ -113,20 +116,21 @@ func (s *Server) Revalidate(id int64, timeout time.Duration) bool {
 // every session whose deadline has passed.
 func (s *Server) expireSessions() {
 	tick := s.cfg.TickTime
-	timer := time.NewTimer(tick - time.Duration(time.Now().UnixNano())%tick)
+	timer := time.NewTimer(tick - s.clock.Elapsed()%tick)
 	defer timer.Stop()
 	for {
 		select {
 		case <-s.quit:
 			return
-		case now := <-timer.C:
-			timer.Reset(tick - time.Duration(now.UnixNano())%tick)
+		case <-timer.C:
+			now := s.clock.Elapsed()
+			timer.Reset(tick - now%tick)
 			s.expire(now)
 		}
 	}
 }
 
-func (s *Server) expire(now time.Time) {
+func (s *Server) expire(now time.Duration) {
 	// Raft may call this member leader before Elected has reset the
 	// deadlines, which a follower's tracker holds from the sessions'
 	// creation: expiring then could end live sessions.
@@ -139,7 +143,7 @@ func (s *Server) expire(now time.Time) {
 	for _, id := range expired {
 		s.log.Info("session expired", "session", hexID(id))
 		s.stats.expired.Add(1)
-		s.propose(&raftfsm.Command{Type: raftfsm.TypeCloseSession, Session: id, Time: now.UnixMilli()}, nil)
+		s.propose(&raftfsm.Command{Type: raftfsm.TypeCloseSession, Session: id, Time: s.nowMillis()}, nil)
 	}
 }
 
@@ -153,7 +157,7 @@ func (s *Server) ExpireSession(id int64) bool {
 	s.mu.Lock()
 	s.tracker.Remove(id)
 	s.mu.Unlock()
-	res := s.proposeWait(&raftfsm.Command{Type: raftfsm.TypeCloseSession, Session: id, Time: nowMillis()}, nil)
+	res := s.proposeWait(&raftfsm.Command{Type: raftfsm.TypeCloseSession, Session: id, Time: s.nowMillis()}, nil)
 	return res != nil && res.Code == 0
 }
 
@@ -168,14 +172,15 @@ func (s *Server) reapContainers() {
 		select {
 		case <-s.quit:
 			return
-		case now := <-ticker.C:
+		case <-ticker.C:
 			if !s.node.Leading() {
 				continue
 			}
+			now := s.nowMillis()
 			var paths []string
-			s.fsm.Read(func(t *treeT) { paths = t.Reapable(now.UnixMilli(), perRun) })
+			s.fsm.Read(func(t *treeT) { paths = t.Reapable(now, perRun) })
 			for _, p := range paths {
-				s.propose(&raftfsm.Command{Type: raftfsm.TypeReap, Path: p, Time: now.UnixMilli()}, nil)
+				s.propose(&raftfsm.Command{Type: raftfsm.TypeReap, Path: p, Time: now}, nil)
 			}
 		}
 	}

@@ -70,30 +70,30 @@ func TestIDs_SkipsReservedValues(t *testing.T) {
 func TestTracker_ExpiresAtTickBoundary(t *testing.T) {
 	tick := 2 * time.Second
 	tr := session.NewTracker(tick)
-	start := time.UnixMilli(10_500) // between ticks 10s and 12s
+	start := 10_500 * time.Millisecond // between ticks 10s and 12s
 	tr.Add(1, 6*time.Second, start)
 	// 10.5 + 6 = 16.5 rounds up to the boundary 18.
 	deadline, ok := tr.Deadline(1)
 	require.True(t, ok)
-	assert.Equal(t, time.UnixMilli(18_000), deadline)
-	assert.Empty(t, tr.Expired(time.UnixMilli(17_999)))
-	assert.Equal(t, []int64{1}, tr.Expired(time.UnixMilli(18_000)))
+	assert.Equal(t, 18_000*time.Millisecond, deadline)
+	assert.Empty(t, tr.Expired(17_999*time.Millisecond))
+	assert.Equal(t, []int64{1}, tr.Expired(18_000*time.Millisecond))
 	assert.False(t, tr.Contains(1))
-	assert.Empty(t, tr.Expired(time.UnixMilli(30_000)), "expired once")
+	assert.Empty(t, tr.Expired(30_000*time.Millisecond), "expired once")
 }
 
 func TestTracker_TouchExtends(t *testing.T) {
 	tr := session.NewTracker(time.Second)
-	tr.Add(7, 3*time.Second, time.UnixMilli(0))
-	assert.True(t, tr.Touch(7, time.UnixMilli(2_500)))
-	assert.Empty(t, tr.Expired(time.UnixMilli(5_000)))
-	assert.Equal(t, []int64{7}, tr.Expired(time.UnixMilli(6_000)))
-	assert.False(t, tr.Touch(7, time.UnixMilli(6_000)), "an expired session is gone")
+	tr.Add(7, 3*time.Second, 0*time.Millisecond)
+	assert.True(t, tr.Touch(7, 2_500*time.Millisecond))
+	assert.Empty(t, tr.Expired(5_000*time.Millisecond))
+	assert.Equal(t, []int64{7}, tr.Expired(6_000*time.Millisecond))
+	assert.False(t, tr.Touch(7, 6_000*time.Millisecond), "an expired session is gone")
 }
 
 func TestTracker_ManySessionsSortedAndRemoved(t *testing.T) {
 	tr := session.NewTracker(time.Second)
-	now := time.UnixMilli(0)
+	now := 0 * time.Millisecond
 	for _, id := range []int64{5, 3, 9, 1} {
 		tr.Add(id, 2*time.Second, now)
 	}
@@ -102,8 +102,8 @@ func TestTracker_ManySessionsSortedAndRemoved(t *testing.T) {
 	assert.Equal(t, 4, tr.Len())
 	next, ok := tr.Next()
 	require.True(t, ok)
-	assert.Equal(t, time.UnixMilli(3_000), next)
-	assert.Equal(t, []int64{1, 3, 5}, tr.Expired(time.UnixMilli(3_000)))
+	assert.Equal(t, 3_000*time.Millisecond, next)
+	assert.Equal(t, []int64{1, 3, 5}, tr.Expired(3_000*time.Millisecond))
 	assert.Equal(t, 1, tr.Len())
 	_, ok = tr.Deadline(9)
 	assert.False(t, ok)
@@ -111,8 +111,8 @@ func TestTracker_ManySessionsSortedAndRemoved(t *testing.T) {
 
 func TestTracker_AddResetsTimeout(t *testing.T) {
 	tr := session.NewTracker(time.Second)
-	tr.Add(1, 2*time.Second, time.UnixMilli(0))
-	tr.Add(1, 10*time.Second, time.UnixMilli(0))
-	assert.Empty(t, tr.Expired(time.UnixMilli(5_000)))
-	assert.Equal(t, []int64{1}, tr.Expired(time.UnixMilli(11_000)))
+	tr.Add(1, 2*time.Second, 0*time.Millisecond)
+	tr.Add(1, 10*time.Second, 0*time.Millisecond)
+	assert.Empty(t, tr.Expired(5_000*time.Millisecond))
+	assert.Equal(t, []int64{1}, tr.Expired(11_000*time.Millisecond))
 }

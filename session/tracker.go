@@ -8,7 +8,11 @@ import (
 // Tracker keeps each session's liveness deadline in tick buckets: a touch at
 // time t moves the session to the bucket of the first tick boundary after
 // t+timeout, and Expired hands back every session whose bucket has passed.
-// It is not safe for concurrent use.
+// Times are durations on a monotonic clock (the server's Clock.Elapsed),
+// never wall time: a wall clock stepped forward would expire every session
+// at once, and one stepped back would keep dead sessions alive, which is
+// why ZooKeeper's ExpiryQueue counts on System.nanoTime too. It is not safe
+// for concurrent use.
 type Tracker struct {
 	tick     int64 // ms
 	sessions map[int64]*entry
@@ -34,24 +38,24 @@ func (t *Tracker) roundUp(ms int64) int64 { return (ms/t.tick + 1) * t.tick }
 
 // Add starts tracking session id with the given timeout, its deadline counted
 // from now; an already tracked session gets the new timeout and deadline.
-func (t *Tracker) Add(id int64, timeout time.Duration, now time.Time) {
+func (t *Tracker) Add(id int64, timeout time.Duration, now time.Duration) {
 	e := t.sessions[id]
 	if e == nil {
 		e = &entry{}
 		t.sessions[id] = e
 	}
 	e.timeout = timeout.Milliseconds()
-	t.move(id, e, t.roundUp(now.UnixMilli()+e.timeout))
+	t.move(id, e, t.roundUp(now.Milliseconds()+e.timeout))
 }
 
 // Touch extends the deadline of a tracked session from now. It reports
 // whether the session is tracked.
-func (t *Tracker) Touch(id int64, now time.Time) bool {
+func (t *Tracker) Touch(id int64, now time.Duration) bool {
 	e := t.sessions[id]
 	if e == nil {
 		return false
 	}
-	if d := t.roundUp(now.UnixMilli() + e.timeout); d != e.deadline {
+	if d := t.roundUp(now.Milliseconds() + e.timeout); d != e.deadline {
 		t.move(id, e, d)
 	}
 	return true
@@ -92,18 +96,18 @@ func (t *Tracker) Contains(id int64) bool { return t.sessions[id] != nil }
 func (t *Tracker) Len() int { return len(t.sessions) }
 
 // Deadline returns the time at which session id expires, if tracked.
-func (t *Tracker) Deadline(id int64) (time.Time, bool) {
+func (t *Tracker) Deadline(id int64) (time.Duration, bool) {
 	e := t.sessions[id]
 	if e == nil {
-		return time.Time{}, false
+		return 0, false
 	}
-	return time.UnixMilli(e.deadline), true
+	return time.Duration(e.deadline) * time.Millisecond, true
 }
 
 // Expired removes and returns, in ascending order, every session whose
 // deadline is at or before now.
-func (t *Tracker) Expired(now time.Time) []int64 {
-	ms := now.UnixMilli()
+func (t *Tracker) Expired(now time.Duration) []int64 {
+	ms := now.Milliseconds()
 	var out []int64
 	for deadline, b := range t.buckets {
 		if deadline > ms {
@@ -120,12 +124,12 @@ func (t *Tracker) Expired(now time.Time) []int64 {
 }
 
 // Next returns the earliest deadline of any tracked session, if there is one.
-func (t *Tracker) Next() (time.Time, bool) {
+func (t *Tracker) Next() (time.Duration, bool) {
 	first, ok := int64(0), false
 	for deadline := range t.buckets {
 		if !ok || deadline < first {
 			first, ok = deadline, true
 		}
 	}
-	return time.UnixMilli(first), ok
+	return time.Duration(first) * time.Millisecond, ok
 }

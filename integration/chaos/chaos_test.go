@@ -43,7 +43,8 @@ func seed(t *testing.T) uint64 {
 // three-member in-memory cluster for a few seconds while the nemesis kills
 // and restarts members, partitions them and drops client connections, and
 // checks the history with porcupine. ZKRAFT_CHAOS_SEED=<seed> repeats a
-// run's choices (the timing of the faults against the operations differs).
+// run's choices (the timing of the faults against the operations differs);
+// ZKRAFT_CHAOS_FAULTS=kind,kind... limits the faults to those kinds.
 func TestChaos_ShortCampaign(t *testing.T) {
 	const members = 3
 	c := servertest.NewCluster(t, members)
@@ -52,8 +53,12 @@ func TestChaos_ShortCampaign(t *testing.T) {
 		addrs[i] = c.Addr(i)
 	}
 	s := seed(t)
+	var faults []string // all the cluster supports
+	if f := os.Getenv("ZKRAFT_CHAOS_FAULTS"); f != "" {
+		faults = strings.Split(f, ",")
+	}
 	res, err := chaos.Run(context.Background(), clusterTarget{c, members}, chaos.Config{
-		Addrs: addrs, Seed: s, Duration: 8 * time.Second, Log: t.Logf,
+		Addrs: addrs, Seed: s, Duration: 8 * time.Second, Faults: faults, Log: t.Logf,
 	})
 	require.NoError(t, err, "seed %d", s)
 	t.Log(res.Summary())

@@ -31,6 +31,10 @@ type Degrader interface {
 	Heal()
 }
 
+// ClockStepper steps a member's wall clock (back if d is negative), as an
+// NTP step or an operator would.
+type ClockStepper interface{ StepClock(i int, d time.Duration) }
+
 // ConnDropper cuts a member's client connections; their sessions live on.
 type ConnDropper interface{ DropClientConnections(i int) }
 
@@ -56,11 +60,12 @@ const (
 	FaultDropClientConn = "drop-client-connections"
 	FaultLinkDelay      = "link-delay" // a member's links to the others slow
 	FaultLinkLoss       = "link-loss"  // a member's links lose messages
+	FaultClockStep      = "clock-step" // a member's wall clock stepped by minutes to hours
 )
 
 // faultKinds are the faults the nemesis picks from.
 var faultKinds = []string{FaultKillLeader, FaultKillFollower, FaultWipeRestart, FaultPause, FaultIsolateLeader,
-	FaultPartition, FaultBridge, FaultDropClientConn, FaultLinkDelay, FaultLinkLoss}
+	FaultPartition, FaultBridge, FaultDropClientConn, FaultLinkDelay, FaultLinkLoss, FaultClockStep}
 
 // faultClass groups the faults that act on the same thing: two faults at
 // once are of different classes, so that undoing one leaves the other.
@@ -70,6 +75,8 @@ func faultClass(kind string) string {
 		return "process"
 	case FaultDropClientConn:
 		return "clients"
+	case FaultClockStep:
+		return "clock"
 	}
 	return "network"
 }
@@ -81,6 +88,7 @@ func FaultKinds(t Target) []string {
 	_, pauses := t.(Pauser)
 	_, wipes := t.(Wiper)
 	_, degrades := t.(Degrader)
+	_, steps := t.(ClockStepper)
 	var out []string
 	for _, k := range faultKinds {
 		switch k {
@@ -102,6 +110,10 @@ func FaultKinds(t Target) []string {
 			}
 		case FaultLinkDelay, FaultLinkLoss:
 			if !degrades {
+				continue
+			}
+		case FaultClockStep:
+			if !steps {
 				continue
 			}
 		}
@@ -251,6 +263,21 @@ func (n *nemesis) inject(kind string) func() {
 			t.(Degrader).Degrade(victim, j, delay, loss)
 		}
 		return func() { n.log("nemesis: heal"); t.(Degrader).Heal() }
+	case FaultClockStep:
+		victim := leader
+		if victim < 0 || n.rng.IntN(2) == 0 {
+			victim = n.rng.IntN(members)
+		}
+		d := time.Duration(1+n.rng.IntN(120)) * time.Minute
+		if n.rng.IntN(2) == 0 {
+			d = -d
+		}
+		n.log("nemesis: step the clock of member %d by %v", victim, d)
+		t.(ClockStepper).StepClock(victim, d)
+		return func() {
+			n.log("nemesis: step the clock of member %d back", victim)
+			t.(ClockStepper).StepClock(victim, -d)
+		}
 	case FaultDropClientConn:
 		victim := n.rng.IntN(members)
 		n.log("nemesis: drop the client connections of member %d", victim)

@@ -248,7 +248,7 @@ func (n *Node) touchRemote(nc net.Conn, payload []byte) {
 	for ; len(payload) >= 8; payload = payload[8:] {
 		ids = append(ids, int64(binary.BigEndian.Uint64(payload)))
 	}
-	n.host.TouchSessions(ids, now)
+	n.host.TouchSessions(ids)
 }
 
 // trackPeer remembers an inbound member connection, to close at shutdown.

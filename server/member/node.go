@@ -52,7 +52,7 @@ type Host interface {
 	ServingChanged(on bool)
 	// TouchSessions extends, on the leader, the sessions another member
 	// reports alive.
-	TouchSessions(ids []int64, now time.Time)
+	TouchSessions(ids []int64)
 	// Revalidate reports, on the leader, whether a resuming session lives,
 	// giving it a deadline counted from now with the new timeout.
 	Revalidate(id int64, timeout time.Duration) bool

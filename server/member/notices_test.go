@@ -22,7 +22,7 @@ type nopHost struct{}
 func (nopHost) ProposalFailed(uint64, error)         {}
 func (nopHost) Elected()                             {}
 func (nopHost) ServingChanged(bool)                  {}
-func (nopHost) TouchSessions([]int64, time.Time)     {}
+func (nopHost) TouchSessions([]int64)                {}
 func (nopHost) Revalidate(int64, time.Duration) bool { return true }
 func (nopHost) Prepare(cmd []byte) []byte            { return cmd }
 func quietLogger() *slog.Logger                      { return slog.New(slog.NewTextHandler(io.Discard, nil)) }

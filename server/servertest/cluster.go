@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/zkraft/zkraft/server"
+	"github.com/zkraft/zkraft/server/clock"
 )
 
 // Cluster is a set of zkraft members running in the test's process, on
@@ -24,9 +25,10 @@ type Cluster struct {
 }
 
 type member struct {
-	cfg               server.Config  // with Servers filled, without listeners
-	client, raft, fwd string         // addresses, kept across restarts
-	srv               *server.Server // nil while killed
+	cfg               server.Config    // with Servers filled, without listeners
+	client, raft, fwd string           // addresses, kept across restarts
+	srv               *server.Server   // nil while killed
+	clock             *clock.Steppable // the member's machine clock, kept across restarts
 }
 
 // NewCluster starts n in-memory members (durable ones with WithDurable),
@@ -63,6 +65,11 @@ func NewCluster(t testing.TB, n int, opts ...Option) *Cluster {
 		if m.cfg.DataDir == durableMarker {
 			m.cfg.DataDir = t.TempDir()
 		}
+		if m.cfg.Clock == nil {
+			m.cfg.Clock = clock.NewReal()
+		}
+		m.clock = clock.NewSteppable(m.cfg.Clock)
+		m.cfg.Clock = m.clock
 	}
 	t.Cleanup(c.Close)
 	errs := make(chan error, n)

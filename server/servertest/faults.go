@@ -103,6 +103,12 @@ func (c *Cluster) Degrade(i, j int, delay time.Duration, loss float64) {
 	c.links.Degrade(i+1, j+1, server.Degradation{Delay: delay, Loss: loss})
 }
 
+// StepClock steps member i's wall clock by d (back if negative), as an
+// operator or an NTP step moves a machine's clock: what the member dates
+// (ctime, mtime) and its TTL reaping follow it; session deadlines, which
+// run on the monotonic clock, do not. Restarts keep the step.
+func (c *Cluster) StepClock(i int, d time.Duration) { c.members[i].clock.Step(d) }
+
 // Heal restores every link between members, cut or degraded.
 func (c *Cluster) Heal() { c.links.Heal() }
 
