@@ -98,7 +98,8 @@ func play(addr string, p Program) error {
 	out = frame(out, p.Connect.Append)
 	// zkraft answers a ping at once, ahead of the session's writes in
 	// flight (ZooKeeper queues it behind them); clients take a ping's reply
-	// (xid -2) apart from the others, so pings are left out of the order.
+	// (xid -2) apart from the others, so pings, and any request sent with
+	// the ping's xid, are left out of the order.
 	var sent []int32
 	var createSession []bool // per sent request: a createSession opcode
 	pings := 0
@@ -106,7 +107,7 @@ func play(addr string, p Program) error {
 		out = frame(out, func(b []byte) []byte {
 			return append(wire.RequestHeader{Xid: r.Xid, OpCode: r.Op}.Append(b), r.Body...)
 		})
-		if r.Op == wire.OpPing {
+		if r.Op == wire.OpPing || (r.Xid == wire.XidPing && r.Op != wire.OpCreateSession) {
 			pings++
 		} else {
 			sent = append(sent, r.Xid)
@@ -154,10 +155,10 @@ func play(addr string, p Program) error {
 		if h.Xid == -1 {
 			continue // a watch notification
 		}
-		if h.Xid == wire.XidPing && len(body) == wire.ReplyHeaderSize && pings > 0 {
-			// A ping's reply, or one to a request sent with the ping's xid
-			// whose reply is the header alone: the two read the same.
-			pings--
+		if h.Xid == wire.XidPing {
+			if pings--; pings < 0 {
+				return fmt.Errorf("more replies with xid -2 than requests with it or pings")
+			}
 			continue
 		}
 		if len(got) < len(sent) && createSession[len(got)] {
