@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -153,6 +155,84 @@ func TestSlowReaderDisconnected(t *testing.T) {
 	assert.Len(t, mustDecode(t, body, &wire.GetDataResponse{}).Data, size)
 	mustPing(t, other.rawConn)
 	mustPing(t, mustRawSession(t, addr).rawConn)
+}
+
+// TestSlowReaderDisconnectedByNotifications checks the same bound for
+// watch notifications: a session sets 1536 data watches on nodes with 8 kB
+// paths, then stops reading (with a small socket receive buffer) while
+// another client changes every node, which queues 12 MiB of notifications
+// for it. Writes fire watches without waiting for anyone (the writer's
+// multis all complete), the connection is closed once MaxQueuedBytes (1 MiB
+// here) is queued, its remaining watches go with it, and the healthy client
+// is served throughout. ZooKeeper 3.8 queues notifications without a bound
+// (NIOServerCnxn's outgoingBuffers), so there the server's memory grows
+// instead: see server/DESIGN.md.
+func TestSlowReaderDisconnectedByNotifications(t *testing.T) {
+	const maxQueued = 1 << 20
+	srv := servertest.NewServer(t, quiet, servertest.WithConfig(func(c *server.Config) { c.MaxQueuedBytes = maxQueued }))
+	addr := srv.ConnectString()
+	healthy := startHealthyClient(t, addr)
+	w := mustRawSession(t, addr)
+	w.create("/n", nil)
+	paths := make([]string, 1536)
+	var creates, sets []wire.MultiOp
+	for i := range paths {
+		paths[i] = fmt.Sprintf("/n/%04d-%s", i, strings.Repeat("x", 8000))
+		creates = append(creates, createOp(paths[i], nil))
+		sets = append(sets, wire.MultiOp{Type: wire.OpSetData,
+			Req: &wire.SetDataRequest{Path: paths[i], Data: []byte("changed"), Version: -1}})
+	}
+	w.mustMulti(creates, wire.MaxBuffer)
+
+	slow := mustRawSession(t, addr)
+	// The kernel then holds little of what the server sends: most waits in
+	// the server's queue.
+	require.NoError(t, slow.nc.(*net.TCPConn).SetReadBuffer(32<<10))
+	for chunk := range slices.Chunk(paths, 64) {
+		var xids []int32
+		for _, p := range chunk {
+			xids = append(xids, slow.send(wire.OpGetData, &wire.PathWatchRequest{Path: p, Watch: true}))
+		}
+		for _, xid := range xids {
+			h, _ := slow.expectReply(xid)
+			require.Equal(t, wire.CodeOK, h.Err)
+		}
+	}
+	base := mustConnectionCount(t, addr) // before any other four-letter word, whose connection may linger
+	require.Equal(t, int64(len(paths)), mntrValue(t, addr, "watch_count"))
+
+	// From here on the slow session reads nothing.
+	w.mustMulti(sets, wire.MaxBuffer)
+	healthy.mustProgress()
+	waitCondition(t, "the server drops the connection that does not read its notifications", func() error {
+		if n := mustConnectionCount(t, addr); n != base-1 {
+			return fmt.Errorf("%d connections, want %d", n, base-1)
+		}
+		return nil
+	})
+	waitMntr(t, addr, "watch_count", 0) // its watches went with it
+
+	// Only now read: what the kernel buffers held, then the end.
+	events := 0
+	for {
+		slow.nc.SetReadDeadline(time.Now().Add(waitTimeout))
+		frame, err := slow.fr.Next()
+		if err != nil {
+			t.Logf("read %d of %d notifications before the end of the stream (%v)", events, len(paths), err)
+			assert.True(t, errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET),
+				"want the end of the stream or a reset, got %v", err)
+			break
+		}
+		var h wire.ReplyHeader
+		_, herr := h.Decode(frame)
+		require.NoError(t, herr)
+		require.Equal(t, wire.XidNotification, h.Xid)
+		ev := mustDecode(t, frame[wire.ReplyHeaderSize:], &wire.WatcherEvent{})
+		require.Equal(t, dataChanged(paths[events]), watchEvent{ev.Type, ev.Path}, "notifications in order")
+		events++
+	}
+	assert.Less(t, events, len(paths), "the server gave up on the connection")
+	healthy.finish()
 }
 
 // mustConnectionCount returns the connection count srvr reports, the srvr
