@@ -43,6 +43,7 @@ type summary struct {
 	LockHolds     int            `json:"lock_holds"`
 	LockFenced    int            `json:"lock_fenced_writes"`
 	Ephemerals    int            `json:"ephemeral_sessions"`
+	Watches       int            `json:"watches"`
 	Indeterminate int            `json:"indeterminate"`
 	FailedReads   int            `json:"failed_reads"`
 	Faults        map[string]int `json:"faults"`
@@ -54,7 +55,7 @@ type summary struct {
 	Seconds       float64        `json:"seconds"`
 }
 
-func run(args []string, stdout, stderr io.Writer) int {
+func run(args []string, stdout, stderr io.Writer) (code int) {
 	fs := flag.NewFlagSet("zkchaos", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	duration := fs.Duration("duration", time.Minute, "how long the campaign runs")
@@ -66,7 +67,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	keys := fs.Int("keys", 3, "registers per window")
 	seed := fs.Uint64("seed", uint64(time.Now().UnixNano()), "seed of the nemesis's and the clients' choices")
 	bin := fs.String("bin", "", "zkraft binary (default: build ./cmd/zkraft)")
-	dir := fs.String("dir", "", "where members keep configs, data and logs (default: a temporary dir, removed)")
+	dir := fs.String("dir", "", "where members keep configs, data and logs (default: a temporary dir, removed unless the campaign failed)")
 	htmlPath := fs.String("html", "zkchaos-violation.html", "where porcupine's view of a violating window goes")
 	asJSON := fs.Bool("json", false, "end with one JSON line of the figures")
 	verbose := fs.Bool("v", false, "log every fault")
@@ -84,7 +85,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "zkchaos:", err)
 			return 1
 		}
-		defer os.RemoveAll(d)
+		keep := false // a failed campaign keeps its members' logs
+		defer func() {
+			if !keep {
+				os.RemoveAll(d)
+			}
+		}()
+		defer func() { keep = code != 0 }()
 		*dir = d
 	}
 	if *bin == "" {
@@ -131,6 +138,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			Duration: length, Clients: *clients, Keys: *keys, Faults: faults, Log: logf})
 		if err != nil {
 			fmt.Fprintln(stderr, "zkchaos:", err)
+			fmt.Fprint(stderr, cluster.Describe())
 			return 1
 		}
 		sum.Windows++
@@ -139,6 +147,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		sum.LockHolds += res.LockHolds
 		sum.LockFenced += res.LockFenced
 		sum.Ephemerals += res.EphemeralSessions
+		sum.Watches += res.WatchesSet
 		sum.Indeterminate += res.Indeterminate
 		sum.FailedReads += res.Failed
 		for k, v := range res.Faults {
@@ -160,7 +169,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		for _, p := range []struct {
 			what     string
 			problems []string
-		}{{"the queue", res.QueueProblems}, {"the lock", res.LockProblems}, {"the ephemerals", res.EphemeralProblems}} {
+		}{{"the queue", res.QueueProblems}, {"the lock", res.LockProblems}, {"the ephemerals", res.EphemeralProblems}, {"the watches", res.WatchProblems}} {
 			if len(p.problems) > 0 {
 				sum.Violations++
 				fmt.Fprintf(stdout, "VIOLATION in window %d (seed %d), %s:\n  %s\n", w+1, res.Seed, p.what,
@@ -179,9 +188,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		share = 100 * float64(sum.Indeterminate) / float64(sum.Ops)
 	}
 	fmt.Fprintf(stdout, "zkchaos: %d operations checked in %d windows over %.0f s, %d indeterminate (%.2f%%), %d failed reads, "+
-		"%d sequential creates, %d lock holds (%d fenced writes), %d ephemeral owner sessions; faults: %s; violations: %d\n",
+		"%d sequential creates, %d lock holds (%d fenced writes), %d ephemeral owner sessions, %d watches; faults: %s; violations: %d\n",
 		sum.Ops, sum.Windows, sum.Seconds, sum.Indeterminate, share, sum.FailedReads, sum.QueueCreates,
-		sum.LockHolds, sum.LockFenced, sum.Ephemerals, strings.Join(kinds, " "), sum.Violations)
+		sum.LockHolds, sum.LockFenced, sum.Ephemerals, sum.Watches, strings.Join(kinds, " "), sum.Violations)
 	if *asJSON {
 		b, _ := json.Marshal(sum)
 		fmt.Fprintln(stdout, string(b))

@@ -7,7 +7,9 @@
 // lost, repeated and misordered sequence numbers; lockrecipe's Mutex with
 // a fencing write (lock.go), checked for two holders at once; ephemeral
 // owners (ephemeral.go), checked for ephemerals that go while their
-// session lives or stay after it ends.
+// session lives or stay after it ends; watchers of the registers
+// (watch.go), checked for events that come after a reply showing their
+// change, or twice.
 // Nemeses: killing and restarting the leader or a follower (with its data
 // wiped, too), pausing a member, isolating the leader, partitioning a
 // minority, a bridge partition, delaying and losing messages on a member's
@@ -40,6 +42,7 @@ type Config struct {
 	Keys     int           // registers (default 3)
 	Lockers  int           // sessions taking the lock in turn (default 2; -1 for none)
 	Owners   int           // sessions owning an ephemeral each (default 2; -1 for none)
+	Watchers int           // sessions watching the registers (default 2; -1 for none)
 	// FaultHold and FaultInterval bound how long a fault lasts and the calm
 	// between faults (defaults 0.3-1.5 s and 0.2-1 s).
 	FaultHold, FaultInterval [2]time.Duration
@@ -69,8 +72,12 @@ type Result struct {
 	// times an owner found it there, and problems.
 	EphemeralSessions, EphemeralChecks int
 	EphemeralProblems                  []string
-	info                               porcupine.LinearizationInfo
-	model                              porcupine.Model
+	// The watch workload: watches set, data events received, reads that
+	// showed a change with its event received first, and problems.
+	WatchesSet, WatchEvents, WatchOrdered int
+	WatchProblems                         []string
+	info                                  porcupine.LinearizationInfo
+	model                                 porcupine.Model
 }
 
 // Linearizable reports whether the checker accepted the history.
@@ -78,10 +85,11 @@ func (r *Result) Linearizable() bool { return r.Verdict == porcupine.Ok }
 
 // OK reports whether every check passed: the registers' history is
 // linearizable, the queue lost, repeated and misordered nothing, no two
-// lockers held the lock at once and every ephemeral lived exactly as long
-// as its session.
+// lockers held the lock at once, every ephemeral lived exactly as long as
+// its session, and every watch fired once, before a reply showed its change.
 func (r *Result) OK() bool {
-	return r.Linearizable() && len(r.QueueProblems) == 0 && len(r.LockProblems) == 0 && len(r.EphemeralProblems) == 0
+	return r.Linearizable() && len(r.QueueProblems) == 0 && len(r.LockProblems) == 0 &&
+		len(r.EphemeralProblems) == 0 && len(r.WatchProblems) == 0
 }
 
 // Visualize writes porcupine's HTML view of the history to path.
@@ -100,6 +108,9 @@ func Run(ctx context.Context, target Target, cfg Config) (*Result, error) {
 	}
 	if cfg.Owners == 0 {
 		cfg.Owners = 2
+	}
+	if cfg.Watchers == 0 {
+		cfg.Watchers = 2
 	}
 	if cfg.FaultHold == [2]time.Duration{} {
 		cfg.FaultHold = [2]time.Duration{300 * time.Millisecond, 1500 * time.Millisecond}
@@ -126,7 +137,11 @@ func Run(ctx context.Context, target Target, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	defer checkConn.Close()
-	ew := &ephemeralWork{dir: root + "/eph", addrs: cfg.Addrs, check: checkConn}
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	lead := watchLeader(watchCtx, target)
+	ew := &ephemeralWork{dir: root + "/eph", addrs: cfg.Addrs, check: checkConn, lead: lead}
+	ww := &watchWork{keys: keys, addrs: cfg.Addrs}
 
 	h := newHistory()
 	runCtx, stop := context.WithTimeout(ctx, cfg.Duration)
@@ -155,6 +170,10 @@ func Run(ctx context.Context, target Target, cfg Config) (*Result, error) {
 	for i := range max(cfg.Owners, 0) {
 		rng := rand.New(rand.NewPCG(cfg.Seed, uint64(2000+i)))
 		wg.Go(func() { ew.run(runCtx, i, rng) })
+	}
+	for i := range max(cfg.Watchers, 0) {
+		rng := rand.New(rand.NewPCG(cfg.Seed, uint64(3000+i)))
+		wg.Go(func() { ww.run(runCtx, i, rng) })
 	}
 	kinds := cfg.Faults
 	if kinds == nil {
@@ -205,7 +224,7 @@ func Run(ctx context.Context, target Target, cfg Config) (*Result, error) {
 	res.QueueCreates = len(q.acked)
 	q.mu.Unlock()
 	if len(lockers) > 0 {
-		if err := lw.check(conn, goneWithin); err != nil {
+		if err := lw.check(conn, goneWithin, lead); err != nil {
 			return nil, fmt.Errorf("chaos: read the lock back: %w", err)
 		}
 	}
@@ -215,6 +234,9 @@ func Run(ctx context.Context, target Target, cfg Config) (*Result, error) {
 	ew.mu.Lock()
 	res.EphemeralSessions, res.EphemeralChecks, res.EphemeralProblems = ew.sessions, ew.checks, ew.problems
 	ew.mu.Unlock()
+	ww.mu.Lock()
+	res.WatchesSet, res.WatchEvents, res.WatchOrdered, res.WatchProblems = ww.watches, ww.events, ww.ordered, ww.problems
+	ww.mu.Unlock()
 	return res, nil
 }
 
@@ -242,22 +264,38 @@ func setUp(addrs []string, root string, n int) ([]string, error) {
 		return nil, err
 	}
 	defer conn.Close()
-	if _, err := conn.Create(root, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
-		return nil, fmt.Errorf("chaos: create %s: %w", root, err)
-	}
+	paths := []string{root}
 	for _, dir := range []string{"/q", "/lock", "/fence", "/eph"} {
-		if _, err := conn.Create(root+dir, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
-			return nil, fmt.Errorf("chaos: create %s%s: %w", root, dir, err)
-		}
+		paths = append(paths, root+dir)
 	}
 	keys := make([]string, n)
 	for i := range keys {
 		keys[i] = fmt.Sprintf("%s/r%d", root, i)
-		if _, err := conn.Create(keys[i], nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
-			return nil, fmt.Errorf("chaos: create %s: %w", keys[i], err)
+	}
+	// The cluster may be settling after the last campaign's faults: a
+	// create whose connection was lost is tried again, and a node already
+	// there is the lost create's (nothing else writes here yet).
+	for _, p := range append(paths, keys...) {
+		deadline := time.Now().Add(time.Minute)
+		for {
+			_, err := conn.Create(p, nil, 0, zk.WorldACL(zk.PermAll))
+			if err == nil || errors.Is(err, zk.ErrNodeExists) {
+				break
+			}
+			if !lostConnection(err) || time.Now().After(deadline) {
+				return nil, fmt.Errorf("chaos: create %s: %w", p, err)
+			}
+			time.Sleep(50 * time.Millisecond) // the cluster settling, which nothing signals
 		}
 	}
 	return keys, nil
+}
+
+// lostConnection reports whether err leaves a request's outcome unknown
+// because the connection went.
+func lostConnection(err error) bool {
+	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer) ||
+		errors.Is(err, zk.ErrSessionMoved) || errors.Is(err, zk.ErrClosing)
 }
 
 // worker is one client session running the register workload.
@@ -332,8 +370,9 @@ func (r *Result) Summary() string {
 	}
 	return fmt.Sprintf("seed %d: %d operations checked (%d indeterminate, %d failed reads not checked), faults [%s], "+
 		"verdict %s; %d sequential creates, %s; %d lock holds (%d fenced writes, %d lost), %s; "+
-		"%d ephemeral owner sessions (%d checks), %s",
+		"%d ephemeral owner sessions (%d checks), %s; %d watches (%d events, %d seen before the change), %s",
 		r.Seed, r.Ops, r.Indeterminate, r.Failed, strings.Join(faults, " "), r.Verdict, r.QueueCreates,
 		verdict("queue", r.QueueProblems), r.LockHolds, r.LockFenced, r.LockLost, verdict("lock", r.LockProblems),
-		r.EphemeralSessions, r.EphemeralChecks, verdict("ephemerals", r.EphemeralProblems))
+		r.EphemeralSessions, r.EphemeralChecks, verdict("ephemerals", r.EphemeralProblems),
+		r.WatchesSet, r.WatchEvents, r.WatchOrdered, verdict("watches", r.WatchProblems))
 }

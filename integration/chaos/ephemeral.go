@@ -24,17 +24,72 @@ import (
 // whose close was lost expires soon.
 const ownerTimeout = 4 * time.Second
 
-// goneWithin bounds how long a closed session's ephemerals may stay: a
-// close lost with its connection leaves the session to expire, a session
-// timeout after the leader last heard of it, and a change of leader starts
-// every session's timeout again; the faults may hold up the expiry too.
+// goneWithin bounds how long a closed session's ephemerals may stay after
+// the close or the last change of leader, whichever is later: a close lost
+// with its connection leaves the session to expire, a session timeout after
+// the leader last heard of it, and a new leader starts every session's
+// timeout again, as ZooKeeper's does (on an overloaded machine leaders may
+// change for as long as the load lasts).
 const goneWithin = 30 * time.Second
+
+// leaderWatch notes when the leader last changed.
+type leaderWatch struct {
+	changed atomic.Int64 // UnixNano of the last change seen
+}
+
+// watchLeader polls target's leader until ctx ends.
+func watchLeader(ctx context.Context, target Target) *leaderWatch {
+	l := &leaderWatch{}
+	l.changed.Store(time.Now().UnixNano())
+	go func() {
+		last := target.Leader()
+		for sleepCtx(ctx, 100*time.Millisecond) { // polling: nothing tells of a new leader
+			if now := target.Leader(); now != last {
+				last = now
+				l.changed.Store(time.Now().UnixNano())
+			}
+		}
+	}()
+	return l
+}
+
+// until returns when something that should be gone within d of since (and
+// of the last change of leader) is overdue.
+func (l *leaderWatch) until(since time.Time, d time.Duration) time.Time {
+	if l == nil {
+		return since.Add(d)
+	}
+	changed := time.Unix(0, l.changed.Load())
+	if changed.After(since) {
+		since = changed
+	}
+	return since.Add(d)
+}
+
+// waitOverdue waits on ch until the deadline (l.until(since, d)) passes,
+// checking it again when it comes, and reports whether ch fired first.
+func (l *leaderWatch) waitOverdue(ch <-chan zk.Event, since time.Time, d time.Duration) bool {
+	for {
+		left := time.Until(l.until(since, d))
+		if left <= 0 {
+			return false
+		}
+		timer := time.NewTimer(left)
+		select {
+		case <-ch:
+			timer.Stop()
+			return true
+		case <-timer.C:
+		}
+	}
+}
 
 // ephemeralWork is the shared record of the ephemeral workload.
 type ephemeralWork struct {
 	dir   string
 	addrs []string
 	check *zk.Conn // a session of the harness's own, to see owners' nodes go
+	lead  *leaderWatch
 
 	mu       sync.Mutex
 	sessions int // owner sessions that created their node
@@ -118,21 +173,30 @@ func (e *ephemeralWork) round(ctx context.Context, node string, rng *rand.Rand) 
 }
 
 // gone waits up to within for node to be gone, seen through the harness's
-// session, and reports whether it is still there.
+// session, and reports whether it is still there. A deletion whose watch
+// event never came is a problem of its own.
 func (e *ephemeralWork) gone(node string, within time.Duration) (bool, error) {
-	deadline := time.NewTimer(within)
-	defer deadline.Stop()
+	start := time.Now()
 	for {
 		if _, err := e.check.Sync(node); err != nil {
 			return false, err
 		}
-		ok, _, ch, err := e.check.ExistsW(node)
+		ok, st, ch, err := e.check.ExistsW(node)
 		if err != nil || !ok {
 			return false, err
 		}
-		select {
-		case <-ch:
-		case <-deadline.C:
+		if !e.lead.waitOverdue(ch, start, within) {
+			if _, err := e.check.Sync(node); err != nil {
+				return false, err
+			}
+			again, st2, err := e.check.Exists(node)
+			switch {
+			case err != nil:
+				return false, err
+			case !again || st2.EphemeralOwner != st.EphemeralOwner:
+				e.problem("%s of session %#x went, but the watch on it never fired", node, st.EphemeralOwner)
+				return false, nil
+			}
 			return true, nil
 		}
 	}

@@ -100,8 +100,8 @@ func (l *lockWork) hold(ctx context.Context, id, n int, conn *zk.Conn, lease *lo
 // timeout (a close that did not reach the server leaves the session to
 // expire) no lock node may be left, and the fence has at least as many
 // versions as acknowledged writes.
-func (l *lockWork) check(conn *zk.Conn, within time.Duration) error {
-	children, err := childrenLeft(conn, l.dir, within)
+func (l *lockWork) check(conn *zk.Conn, within time.Duration, lead *leaderWatch) error {
+	children, err := childrenLeft(conn, l.dir, within, lead)
 	if err != nil {
 		return err
 	}
@@ -122,11 +122,10 @@ func (l *lockWork) check(conn *zk.Conn, within time.Duration) error {
 	return nil
 }
 
-// childrenLeft waits up to within for dir to have no children, watching
-// it, and returns those still there.
-func childrenLeft(conn *zk.Conn, dir string, within time.Duration) ([]string, error) {
-	deadline := time.NewTimer(within)
-	defer deadline.Stop()
+// childrenLeft waits up to within (of now or the last change of leader)
+// for dir to have no children, watching it, and returns those still there.
+func childrenLeft(conn *zk.Conn, dir string, within time.Duration, lead *leaderWatch) ([]string, error) {
+	start := time.Now()
 	for {
 		if _, err := conn.Sync(dir); err != nil {
 			return nil, err
@@ -135,9 +134,7 @@ func childrenLeft(conn *zk.Conn, dir string, within time.Duration) ([]string, er
 		if err != nil || len(children) == 0 {
 			return children, err
 		}
-		select {
-		case <-ch:
-		case <-deadline.C:
+		if !lead.waitOverdue(ch, start, within) {
 			return children, nil
 		}
 	}

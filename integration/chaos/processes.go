@@ -116,6 +116,30 @@ func (p *Processes) Leader() int {
 	return -1
 }
 
+// Describe returns each member's state as its srvr answer gives it (mode
+// and last zxid), or why it does not answer, for a failure report.
+func (p *Processes) Describe() string {
+	var b strings.Builder
+	for i, addr := range p.clients {
+		p.mu.Lock()
+		running := p.procs[i] != nil
+		p.mu.Unlock()
+		fmt.Fprintf(&b, "member %d (%s, running %v, log %s):", i, addr, running, filepath.Join(p.member(i), "server.log"))
+		out, err := visibility.FourLetterWord(addr, "srvr", time.Second)
+		if err != nil {
+			fmt.Fprintf(&b, " %v\n", err)
+			continue
+		}
+		for line := range strings.Lines(out) {
+			if strings.HasPrefix(line, "Mode:") || strings.HasPrefix(line, "Zxid:") {
+				b.WriteString(" " + strings.TrimSpace(line))
+			}
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
 // Kill implements Target: SIGKILL, and the process reaped.
 func (p *Processes) Kill(i int) {
 	p.mu.Lock()

@@ -184,23 +184,33 @@ func Mode(addr string) (string, error) { return ModeWithin(addr, 5*time.Second) 
 // ModeWithin is Mode with its own limit on the whole exchange: a stopped
 // (SIGSTOP) member accepts the connection in the kernel but never answers.
 func ModeWithin(addr string, limit time.Duration) (string, error) {
+	out, err := FourLetterWord(addr, "srvr", limit)
+	if err != nil {
+		return "", err
+	}
+	for line := range strings.Lines(out) {
+		if mode, ok := strings.CutPrefix(strings.TrimSpace(line), "Mode: "); ok {
+			return mode, nil
+		}
+	}
+	return "", fmt.Errorf("srvr %s: no mode in %q", addr, out)
+}
+
+// FourLetterWord sends a four-letter word to addr and returns the answer,
+// all within limit.
+func FourLetterWord(addr, word string, limit time.Duration) (string, error) {
 	nc, err := net.DialTimeout("tcp", addr, limit)
 	if err != nil {
 		return "", err
 	}
 	defer nc.Close()
 	nc.SetDeadline(time.Now().Add(limit))
-	if _, err := nc.Write([]byte("srvr")); err != nil {
+	if _, err := nc.Write([]byte(word)); err != nil {
 		return "", err
 	}
 	out, err := io.ReadAll(nc)
 	if err != nil {
-		return "", fmt.Errorf("srvr %s: %w", addr, err)
+		return "", fmt.Errorf("%s %s: %w", word, addr, err)
 	}
-	for line := range strings.Lines(string(out)) {
-		if mode, ok := strings.CutPrefix(strings.TrimSpace(line), "Mode: "); ok {
-			return mode, nil
-		}
-	}
-	return "", fmt.Errorf("srvr %s: no mode in %q", addr, out)
+	return string(out), nil
 }
