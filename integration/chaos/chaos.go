@@ -138,8 +138,8 @@ func Run(ctx context.Context, target Target, cfg Config) (*Result, error) {
 	}
 	defer checkConn.Close()
 	watchCtx, stopWatch := context.WithCancel(ctx)
-	defer stopWatch()
-	lead := watchLeader(watchCtx, target)
+	lead, watchDone := watchLeader(watchCtx, target)
+	defer func() { stopWatch(); <-watchDone }()
 	ew := &ephemeralWork{dir: root + "/eph", addrs: cfg.Addrs, check: checkConn, lead: lead}
 	ww := &watchWork{keys: keys, addrs: cfg.Addrs}
 

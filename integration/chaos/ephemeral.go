@@ -37,11 +37,14 @@ type leaderWatch struct {
 	changed atomic.Int64 // UnixNano of the last change seen
 }
 
-// watchLeader polls target's leader until ctx ends.
-func watchLeader(ctx context.Context, target Target) *leaderWatch {
-	l := &leaderWatch{}
+// watchLeader polls target's leader until ctx ends; done is closed when
+// it has stopped.
+func watchLeader(ctx context.Context, target Target) (l *leaderWatch, done <-chan struct{}) {
+	l = &leaderWatch{}
 	l.changed.Store(time.Now().UnixNano())
+	stopped := make(chan struct{})
 	go func() {
+		defer close(stopped)
 		last := target.Leader()
 		for sleepCtx(ctx, 100*time.Millisecond) { // polling: nothing tells of a new leader
 			if now := target.Leader(); now != last {
@@ -50,7 +53,7 @@ func watchLeader(ctx context.Context, target Target) *leaderWatch {
 			}
 		}
 	}()
-	return l
+	return l, stopped
 }
 
 // until returns when something that should be gone within d of since (and
