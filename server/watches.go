@@ -1,6 +1,8 @@
 package server
 
 import (
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 
@@ -35,6 +37,7 @@ type watchRegistry struct {
 	mu         sync.Mutex // guards the fields below and conns' dataPaths/childPaths
 	tables     [2]map[string]map[*conn]mode
 	recursives int // recursive watches registered; 0 means no ancestor walk
+	watches    int // watches in both tables
 }
 
 func newWatchRegistry() *watchRegistry {
@@ -64,6 +67,9 @@ func (w *watchRegistry) addMode(c *conn, path string, t table, m mode) {
 	old, had := watchers[c]
 	if had && old == modeRecursive {
 		w.recursives--
+	}
+	if !had {
+		w.watches++
 	}
 	if m == modeRecursive {
 		w.recursives++
@@ -98,25 +104,57 @@ func (w *watchRegistry) remove(c *conn, path string, t table, match func(mode) b
 
 func (w *watchRegistry) removeLocked(c *conn, path string, t table) {
 	watchers := w.tables[t][path]
-	if watchers[c] == modeRecursive {
-		w.recursives--
-	}
-	delete(watchers, c)
-	if len(watchers) == 0 {
-		delete(w.tables[t], path)
+	if m, ok := watchers[c]; ok {
+		if m == modeRecursive {
+			w.recursives--
+		}
+		w.watches--
+		delete(watchers, c)
+		if len(watchers) == 0 {
+			delete(w.tables[t], path)
+		}
 	}
 	delete(*c.watchPaths(t), path)
 }
 
-// removeConn drops every watch of a closed connection.
+// removeBatch is how many watches removeConn drops per hold of the lock.
+const removeBatch = 4096
+
+// removeConn drops every watch of a closed connection, removeBatch at a
+// time: writes fire watches under the same lock, inside the state
+// machine's apply, and must not wait while a million watches go (ZooKeeper
+// holds its WatchManager's lock for all of them). The connection's own
+// lists are detached first, so it looks unwatched at once; nothing adds
+// watches for a closed connection, and a watch of it that fires meanwhile
+// only queues an event its closed queue drops.
 func (w *watchRegistry) removeConn(c *conn) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
 	for _, t := range []table{tableData, tableChild} {
-		for path := range *c.watchPaths(t) {
-			w.removeLocked(c, path, t)
+		for paths := w.detach(c, t); len(paths) > 0; {
+			paths = w.removeSome(c, t, paths)
 		}
 	}
+}
+
+// detach takes c's list of watched paths in t from it and returns them;
+// they are listed once the list is the caller's alone.
+func (w *watchRegistry) detach(c *conn, t table) []string {
+	w.mu.Lock()
+	paths := *c.watchPaths(t)
+	*c.watchPaths(t) = nil
+	w.mu.Unlock()
+	return slices.Collect(maps.Keys(paths))
+}
+
+// removeSome removes c's watches in t on the first removeBatch paths and
+// returns the rest.
+func (w *watchRegistry) removeSome(c *conn, t table, paths []string) []string {
+	n := min(len(paths), removeBatch)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, p := range paths[:n] {
+		w.removeLocked(c, p, t)
+	}
+	return paths[n:]
 }
 
 // fire delivers the events of a change's triggers to the watchers that
@@ -206,11 +244,5 @@ func (w *watchRegistry) counts() (conns, paths, watches int) {
 func (w *watchRegistry) total() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	n := 0
-	for _, tbl := range w.tables {
-		for _, watchers := range tbl {
-			n += len(watchers)
-		}
-	}
-	return n
+	return w.watches
 }

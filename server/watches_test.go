@@ -1,0 +1,45 @@
+package server
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestWatchRegistry_RemoveConnInBatches checks that a closed connection's
+// watches go removeBatch per hold of the registry's lock, so that writes,
+// which fire watches under it, wait for one batch only; and that the watch
+// count mntr reports stays exact throughout.
+func TestWatchRegistry_RemoveConnInBatches(t *testing.T) {
+	w := newWatchRegistry()
+	many, other := &conn{}, &conn{}
+	n := 2*removeBatch + 10
+	for i := range n {
+		w.add(many, fmt.Sprintf("/w/%d", i), tableData)
+	}
+	w.add(many, "/w/0", tableChild)
+	w.addMode(many, "/", tableData, modeRecursive)
+	w.add(other, "/w/0", tableData)
+	w.add(many, "/w/0", tableData) // again: still one watch
+	require.Equal(t, n+3, w.total())
+
+	paths := w.detach(many, tableData)
+	require.Len(t, paths, n+1)
+	assert.Empty(t, many.dataPaths, "the connection looks unwatched at once")
+	for left := len(paths); left > 0; left -= removeBatch {
+		before := w.total()
+		paths = w.removeSome(many, tableData, paths)
+		require.Len(t, paths, max(left-removeBatch, 0))
+		require.Equal(t, before-min(left, removeBatch), w.total(), "one batch per call")
+	}
+	assert.Zero(t, w.recursives)
+	w.removeConn(many)
+	assert.Equal(t, 1, w.total(), "the other connection's watch is left")
+	assert.True(t, w.watched("/w/0", tableData))
+	assert.False(t, w.watched("/w/0", tableChild))
+
+	assert.True(t, w.remove(other, "/w/0", tableData, func(mode) bool { return true }))
+	assert.Zero(t, w.total())
+}
