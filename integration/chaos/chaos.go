@@ -138,7 +138,8 @@ func Run(ctx context.Context, target Target, cfg Config) (*Result, error) {
 	}
 	defer checkConn.Close()
 	watchCtx, stopWatch := context.WithCancel(ctx)
-	lead, watchDone := watchLeader(watchCtx, target)
+	var tmu sync.Mutex // the target's methods are called from one goroutine at a time
+	lead, watchDone := watchLeader(watchCtx, target, &tmu)
 	defer func() { stopWatch(); <-watchDone }()
 	ew := &ephemeralWork{dir: root + "/eph", addrs: cfg.Addrs, check: checkConn, lead: lead}
 	ww := &watchWork{keys: keys, addrs: cfg.Addrs}
@@ -179,7 +180,7 @@ func Run(ctx context.Context, target Target, cfg Config) (*Result, error) {
 	if kinds == nil {
 		kinds = FaultKinds(target)
 	}
-	nem := &nemesis{target: target, kinds: kinds, rng: rand.New(rand.NewPCG(cfg.Seed, 0)), hold: cfg.FaultHold,
+	nem := &nemesis{tmu: &tmu, target: target, kinds: kinds, rng: rand.New(rand.NewPCG(cfg.Seed, 0)), hold: cfg.FaultHold,
 		interval: cfg.FaultInterval, log: logf, counts: map[string]int{}}
 	wg.Go(func() {
 		nem.run(runCtx)

@@ -39,15 +39,20 @@ type leaderWatch struct {
 
 // watchLeader polls target's leader until ctx ends; done is closed when
 // it has stopped.
-func watchLeader(ctx context.Context, target Target) (l *leaderWatch, done <-chan struct{}) {
+func watchLeader(ctx context.Context, target Target, tmu *sync.Mutex) (l *leaderWatch, done <-chan struct{}) {
+	leader := func() int {
+		tmu.Lock()
+		defer tmu.Unlock()
+		return target.Leader()
+	}
 	l = &leaderWatch{}
 	l.changed.Store(time.Now().UnixNano())
 	stopped := make(chan struct{})
 	go func() {
 		defer close(stopped)
-		last := target.Leader()
+		last := leader()
 		for sleepCtx(ctx, 100*time.Millisecond) { // polling: nothing tells of a new leader
-			if now := target.Leader(); now != last {
+			if now := leader(); now != last {
 				last = now
 				l.changed.Store(time.Now().UnixNano())
 			}

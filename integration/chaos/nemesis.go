@@ -48,6 +48,23 @@ type Pauser interface {
 // it restarts empty.
 type Wiper interface{ Wipe(i int) }
 
+// Lagger tells how far each member's state is behind the furthest, in
+// transactions (-1 for a member that is down or does not answer), and
+// whether members keep their state on disk. A fault that destroys a
+// member's state (a wipe, or a kill of an in-memory member) waits until
+// every member is up and close behind: destroying a second copy before the
+// first was rebuilt can destroy every copy of committed writes, which no
+// replicated system survives (a campaign once wiped all three members of a
+// cluster within seven seconds).
+type Lagger interface {
+	Lags() []int64
+	Durable() bool
+}
+
+// maxLag is how far behind a member may be when a destructive fault
+// strikes.
+const maxLag = 1000
+
 // Fault kinds, as counted in Result.Faults.
 const (
 	FaultKillLeader     = "kill-leader"
@@ -128,6 +145,7 @@ func FaultKinds(t Target) []string {
 // restarted when it returns. Its choices come from rng alone, so a seed
 // repeats them.
 type nemesis struct {
+	tmu      *sync.Mutex // serializes calls on target with the leader watcher
 	target   Target
 	kinds    []string // the faults to pick from, each equally likely
 	rng      *rand.Rand
@@ -178,7 +196,9 @@ func (n *nemesis) run(ctx context.Context) {
 			}
 		}
 		sleepCtx(ctx, n.between(n.hold))
+		n.tmu.Lock()
 		undo()
+		n.tmu.Unlock()
 	}
 }
 
@@ -186,7 +206,9 @@ func (n *nemesis) run(ctx context.Context) {
 const FaultOverlap = "overlapping"
 
 func (n *nemesis) injectCounted(kind string) func() {
+	n.tmu.Lock()
 	undo := n.inject(kind)
+	n.tmu.Unlock()
 	if undo != nil {
 		n.mu.Lock()
 		n.counts[kind]++
@@ -201,6 +223,9 @@ func (n *nemesis) inject(kind string) func() {
 	t := n.target
 	members := t.Members()
 	leader := t.Leader()
+	if n.destructive(kind) && !n.allCaughtUp() {
+		return nil
+	}
 	switch kind {
 	case FaultKillLeader, FaultKillFollower:
 		victim := leader
@@ -285,6 +310,33 @@ func (n *nemesis) inject(kind string) func() {
 		return func() {}
 	}
 	return nil
+}
+
+// destructive reports whether a fault of kind destroys a member's state.
+func (n *nemesis) destructive(kind string) bool {
+	switch kind {
+	case FaultWipeRestart:
+		return true
+	case FaultKillLeader, FaultKillFollower:
+		l, ok := n.target.(Lagger)
+		return !ok || !l.Durable()
+	}
+	return false
+}
+
+// allCaughtUp reports whether every member is up and close behind the
+// furthest (always, for a target that cannot tell).
+func (n *nemesis) allCaughtUp() bool {
+	l, ok := n.target.(Lagger)
+	if !ok {
+		return true
+	}
+	for _, lag := range l.Lags() {
+		if lag < 0 || lag > maxLag {
+			return false
+		}
+	}
+	return true
 }
 
 func (n *nemesis) heal() { n.log("nemesis: heal"); n.target.(Partitioner).Heal() }
