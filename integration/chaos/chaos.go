@@ -31,6 +31,8 @@ import (
 
 	"github.com/anishathalye/porcupine"
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkraft/zkraft/integration/visibility"
 )
 
 // Config is one campaign.
@@ -283,20 +285,13 @@ func setUp(addrs []string, root string, n int) ([]string, error) {
 			if err == nil || errors.Is(err, zk.ErrNodeExists) {
 				break
 			}
-			if !lostConnection(err) || time.Now().After(deadline) {
+			if !visibility.Lost(err) || time.Now().After(deadline) {
 				return nil, fmt.Errorf("chaos: create %s: %w", p, err)
 			}
 			time.Sleep(50 * time.Millisecond) // the cluster settling, which nothing signals
 		}
 	}
 	return keys, nil
-}
-
-// lostConnection reports whether err leaves a request's outcome unknown
-// because the connection went.
-func lostConnection(err error) bool {
-	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer) ||
-		errors.Is(err, zk.ErrSessionMoved) || errors.Is(err, zk.ErrClosing)
 }
 
 // worker is one client session running the register workload.

@@ -115,15 +115,25 @@ func Measure(cfg Config) (Result, error) {
 	if _, err := r.Sync(cfg.Path); err != nil {
 		return Result{}, fmt.Errorf("sync: %w", err)
 	}
+	// Tries cut short by a lost connection (a leader change) are made
+	// again, within a bound.
+	deadline := time.Now().Add(time.Duration(cfg.Tries) * cfg.Timeout)
 	res := Result{Tries: cfg.Tries}
-	for i := range cfg.Tries {
+	for i := 0; i < cfg.Tries; i++ {
 		want := []byte(strconv.Itoa(i) + "-" + strconv.FormatInt(time.Now().UnixNano(), 36))
 		if _, err := w.Set(cfg.Path, want, -1); err != nil {
+			if Lost(err) && time.Now().Before(deadline) {
+				i-- // a leader change cut the connection: the try is made again
+				continue
+			}
 			return res, fmt.Errorf("set: %w", err)
 		}
 		acked := time.Now()
 		for first := true; ; first = false {
 			got, _, err := r.Get(cfg.Path)
+			if Lost(err) && time.Since(acked) <= cfg.Timeout {
+				continue // the reader reconnects; the try goes on
+			}
 			if err != nil {
 				return res, fmt.Errorf("get: %w", err)
 			}
@@ -141,6 +151,13 @@ func Measure(cfg Config) (Result, error) {
 	}
 	slices.Sort(res.Delays)
 	return res, nil
+}
+
+// Lost reports whether err is a connection lost under a request, which
+// leaves the request's outcome unknown.
+func Lost(err error) bool {
+	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer) ||
+		errors.Is(err, zk.ErrSessionMoved) || errors.Is(err, zk.ErrClosing)
 }
 
 // Roles finds the leader and the followers among an ensemble's addresses
