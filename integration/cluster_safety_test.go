@@ -97,10 +97,13 @@ func TestClusterTwoRestartedMembersElectTheOneThatKeptTheData(t *testing.T) {
 				survivor = l
 			}
 			cl := mustConnect(t, c.Addr(survivor))
-			for i := range 20 {
-				_, err := cl.Create(fmt.Sprintf("/acked-%d", i), []byte("x"), 0, zk.WorldACL(zk.PermAll))
-				require.NoError(t, err)
+			for i := range 20 { // a leader change under load costs a connection: retried
+				mustCreateRetried(t, cl, fmt.Sprintf("/acked-%d", i), []byte("x"))
 			}
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			l, err := c.WaitForLeader(ctx)
+			require.NoError(t, err)
 			zxid := c.Server(l).FSM().LastZxid()
 			waitApplied(t, c, survivor, zxid)
 			var killed []int
@@ -114,8 +117,6 @@ func TestClusterTwoRestartedMembersElectTheOneThatKeptTheData(t *testing.T) {
 			for _, i := range killed {
 				c.Restart(i)
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-			defer cancel()
 			leader, err := c.WaitForLeader(ctx)
 			require.NoError(t, err)
 			assert.Equal(t, survivor, leader, "the member that kept the writes leads")

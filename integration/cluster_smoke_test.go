@@ -71,16 +71,25 @@ func retryOnConnLoss(op func() error) error {
 func TestClusterDurableRestart(t *testing.T) {
 	c := servertest.NewCluster(t, 3, servertest.WithDurable())
 	cl := mustConnect(t, c.Addr(0))
-	for i := range 50 {
-		_, err := cl.Create("/d-", []byte{byte(i)}, zk.FlagSequence, zk.WorldACL(zk.PermAll))
-		require.NoError(t, err)
+	for i := range 50 { // a leader change under load costs a connection: retried
+		require.NoError(t, retryOnConnLoss(func() error {
+			_, err := cl.Create("/d-", []byte{byte(i)}, zk.FlagSequence, zk.WorldACL(zk.PermAll))
+			return err
+		}))
 	}
-	_, err := cl.Create("/eph", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
-	require.NoError(t, err)
-	leader := c.Server(c.Leader())
-	zxid, digest := leader.FSM().LastZxid(), leader.FSM().Digest()
+	require.NoError(t, retryOnConnLoss(func() error {
+		_, err := cl.Create("/eph", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+		if errors.Is(err, zk.ErrNodeExists) {
+			return nil // a try whose connection was lost made it
+		}
+		return err
+	}))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
+	l, err := c.WaitForLeader(ctx)
+	require.NoError(t, err)
+	leader := c.Server(l)
+	zxid, digest := leader.FSM().LastZxid(), leader.FSM().Digest()
 	for i := range 3 { // every member has applied everything before the kill
 		for c.Server(i).FSM().LastZxid() < zxid {
 			require.NoError(t, ctx.Err())
@@ -105,7 +114,9 @@ func TestClusterDurableRestart(t *testing.T) {
 	}
 	// The restarted cluster has the same tree (the session survived too,
 	// so its ephemeral is still there).
-	got := c.Server(c.Leader()).FSM()
+	l, err = c.WaitForLeader(ctx)
+	require.NoError(t, err)
+	got := c.Server(l).FSM()
 	assert.Equal(t, digest, got.Digest())
 	assert.Equal(t, zxid, got.LastZxid(), "no write since the restart")
 }
