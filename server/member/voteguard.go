@@ -3,6 +3,7 @@ package member
 import (
 	"encoding/binary"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -41,6 +42,16 @@ import (
 //     and only while no voter that answered holds entries, as in a fresh
 //     cluster starting without one of its members.
 //
+// A candidate's own (pre-)vote request tells where its log ends too: the
+// guard counts every request it has seen as that voter's answer. So a
+// survivor that missed a survey (it was slow to answer) still outranks
+// two empty members, and still counts as having answered when it asks
+// for their votes itself (found by TestClusterTwoRestartedMembersElect-
+// TheOneThatKeptTheData under load: a wiped member whose survey missed the
+// survivor voted, a few milliseconds after refusing the survivor's own
+// pre-vote, for the other wiped member, which then led and made the
+// survivor drop twenty acknowledged creates).
+//
 // Until its first survey is in, such a member holds its answer to a vote.
 // In a running cluster it hears of the leader's commit index with the first
 // heartbeat, and the survey stops.
@@ -63,13 +74,17 @@ type voteGuard struct {
 
 	survey   atomic.Pointer[logSurvey] // the latest survey, once one is in
 	surveyed chan struct{}             // closed when the first survey is in
+
+	mu    sync.Mutex
+	heard map[string]logEnd // where each candidate that asked said its log ends
 }
 
 // logSurvey is what a fresh member learnt by asking the other voters where
 // their logs end.
 type logSurvey struct {
-	most     logEnd // the most complete log among those that answered
-	complete bool   // every other voter answered
+	most     logEnd   // the most complete log among those that answered
+	complete bool     // every other voter answered
+	missing  []string // the voters that did not answer, by Raft id
 }
 
 // verdict is the guard's answer to a (pre-)vote request.
@@ -86,7 +101,7 @@ const (
 const bootstrapIndex = 1
 
 func newVoteGuard(header raft.RPCHeader, log *slog.Logger) *voteGuard {
-	return &voteGuard{header: header, log: log, surveyed: make(chan struct{})}
+	return &voteGuard{header: header, log: log, surveyed: make(chan struct{}), heard: make(map[string]logEnd)}
 }
 
 // setRaft lets the guard read this member's own commit and last index.
@@ -123,10 +138,41 @@ func (g *voteGuard) surveyedLogs(s logSurvey) {
 	}
 }
 
+// heardFrom notes where a candidate's log ends, and returns the survey s
+// with what candidates said added: the most complete log among all, and
+// complete if every voter that did not answer has asked since.
+func (g *voteGuard) heardFrom(candidate string, end logEnd, s *logSurvey) logSurvey {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.heard[candidate].before(end) {
+		g.heard[candidate] = end
+	}
+	if s == nil {
+		return logSurvey{}
+	}
+	out := *s
+	for _, e := range g.heard {
+		if out.most.before(e) {
+			out.most = e
+		}
+	}
+	if !out.complete && len(out.missing) > 0 {
+		out.complete = true
+		for _, id := range out.missing {
+			if _, ok := g.heard[id]; !ok {
+				out.complete = false
+			}
+		}
+	}
+	return out
+}
+
 // judge decides whether a candidate whose log ends at end may have this
 // member's vote, and logs a refusal.
 func (g *voteGuard) judge(kind string, candidate []byte, end logEnd) verdict {
 	fresh, known := g.fresh()
+	survey := g.survey.Load()
+	merged := g.heardFrom(string(candidate), end, survey)
 	var refusal string
 	switch {
 	case known > 0:
@@ -139,9 +185,9 @@ func (g *voteGuard) judge(kind string, candidate []byte, end logEnd) verdict {
 		// with entries got them from a leader that committed nothing yet.
 		return grant
 	default:
-		s := g.survey.Load()
+		s := &merged
 		switch {
-		case s == nil:
+		case survey == nil:
 			return hold
 		case s.complete && !end.before(s.most):
 			return grant
@@ -210,9 +256,10 @@ func (n *Node) surveyLogs(g *voteGuard) {
 // askLogEnds asks every other voter at once where its log ends.
 func (n *Node) askLogEnds() logSurvey {
 	s := logSurvey{complete: true}
-	n.askVoters(0, fwdLogEnd, nil, func(_ int, reply []byte, err error) {
+	n.askVoters(0, fwdLogEnd, nil, func(id int, reply []byte, err error) {
 		if err != nil || len(reply) < 16 {
 			s.complete = false
+			s.missing = append(s.missing, itoa(id))
 			return
 		}
 		if end := readLogEnd(reply); s.most.before(end) {

@@ -44,6 +44,24 @@ func TestVoteGuard_Judge(t *testing.T) {
 	}
 }
 
+// A voter that missed the survey but asked for a vote has said where its
+// log ends: an empty candidate is refused beside it, and it is granted as
+// the most complete.
+func TestVoteGuard_CountsCandidatesRequestsAsAnswers(t *testing.T) {
+	fresh, full := logEnd{term: 1, index: 1}, logEnd{term: 2, index: 31}
+	g := newVoteGuard(raft.RPCHeader{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	g.surveyedLogs(logSurvey{most: fresh, missing: []string{"2"}}) // member 1 answered empty, 2 did not
+	if got := g.judge("vote", []byte("1"), fresh); got != grant {
+		t.Fatalf("before member 2 asked, an empty candidate (a fresh cluster without member 2): %v, want grant", got)
+	}
+	if got := g.judge("pre-vote", []byte("2"), full); got != grant {
+		t.Errorf("member 2, the most complete, asking itself: %v, want grant", got)
+	}
+	if got := g.judge("vote", []byte("1"), fresh); got != refuse {
+		t.Errorf("an empty candidate after member 2 said it holds 31 entries: %v, want refuse", got)
+	}
+}
+
 func TestVoteGuard_NotesSnapshotsAndKeepsTheHighest(t *testing.T) {
 	g := newVoteGuard(raft.RPCHeader{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	g.note(&raft.InstallSnapshotRequest{LastLogIndex: 900})
