@@ -33,12 +33,11 @@ func (s *Server) Elected() {
 
 // touchSession records a packet from a session: the leader extends its
 // deadline, another member reports it to the leader with the next batch.
-func (s *Server) touchSession(id int64) {
+func (s *Server) touchSession(id int64, now time.Duration) {
 	if !s.node.IsLeader() {
 		s.node.Touch(id)
 		return
 	}
-	now := s.clock.Elapsed()
 	s.mu.Lock()
 	s.tracker.Touch(id, now)
 	s.mu.Unlock()
@@ -83,11 +82,12 @@ func (s *Server) allConns() []*conn {
 	return conns
 }
 
-// touch records a packet from session id, received at now (monotonic
-// time.Now). Deadlines fall on tick boundaries, so it only reaches the
-// tracker about once per tick.
+// touch records a packet from session id, received at now. Deadlines fall
+// on the tracker's tick boundaries (of the server's elapsed time), so it
+// only reaches the tracker once per tick.
 func (c *conn) touch(now time.Time) {
-	tick := int64(now.Sub(c.stats.established) / c.srv.cfg.TickTime)
+	elapsed := c.srv.clock.Elapsed()
+	tick := int64(elapsed / c.srv.cfg.TickTime)
 	if tick == c.lastTick {
 		return
 	}
@@ -96,7 +96,7 @@ func (c *conn) touch(now time.Time) {
 		c.srv.ro.touch(c.session, now)
 		return
 	}
-	c.srv.touchSession(c.session)
+	c.srv.touchSession(c.session, elapsed)
 }
 
 // Revalidate implements member.Host: when a client resumes a session, it
