@@ -47,7 +47,7 @@ func TestClusterReconfig(t *testing.T) {
 	assert.ErrorIs(t, err, zk.ErrBadArguments, "no configuration of fewer than two voters")
 	_, err = admin.IncrementalReconfig([]string{"server.9=127.0.0.1:1:2"}, nil, -1)
 	assert.ErrorIs(t, err, zk.ErrBadArguments, "a joining member must name its client port")
-	_, err = admin.IncrementalReconfig([]string{unreachable(t, 7), unreachable(t, 8), unreachable(t, 9)}, nil, -1)
+	_, err = admin.IncrementalReconfig(unreachable(t, 7, 8, 9), nil, -1)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "-13", "NEWCONFIGNOQUORUM: only three of six voters would be in touch")
 
@@ -140,18 +140,32 @@ func configLine(t *testing.T, config string, id int) string {
 	return ""
 }
 
-// unreachable is a server line for member id on ports nothing listens on.
-func unreachable(t *testing.T, id int) string {
+// unreachable returns server lines for members ids on distinct ports
+// nothing listens on.
+func unreachable(t *testing.T, ids ...int) []string {
 	t.Helper()
-	var ports []string
-	for range 3 {
+	// Every port is held until all are chosen, so that the OS cannot hand
+	// the same one out twice (a line with a repeated port is refused as
+	// bad arguments, not for want of a quorum); then all are let go, so
+	// that nothing answers on them.
+	var lns []net.Listener
+	defer func() {
+		for _, ln := range lns {
+			ln.Close()
+		}
+	}()
+	port := func() string {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		require.NoError(t, err)
+		lns = append(lns, ln)
 		_, p, _ := net.SplitHostPort(ln.Addr().String())
-		ports = append(ports, p)
-		ln.Close()
+		return p
 	}
-	return fmt.Sprintf("server.%d=127.0.0.1:%s:%s;%s", id, ports[0], ports[1], ports[2])
+	var lines []string
+	for _, id := range ids {
+		lines = append(lines, fmt.Sprintf("server.%d=127.0.0.1:%s:%s;%s", id, port(), port(), port()))
+	}
+	return lines
 }
 
 func hostPort(t *testing.T, addr string) string {

@@ -159,7 +159,7 @@ func rzReconfigScript(t *testing.T, addrs []string) []string {
 	reconfig("all leave", S, nil, []string{strconv.Itoa(ids[0]), strconv.Itoa(ids[1]), strconv.Itoa(ids[2])}, -1)
 	reconfig("joiner without client port", S, []string{"server.9=127.0.0.1:1:2"}, nil, -1)
 	reconfig("leaving not a number", S, nil, []string{"x"}, -1)
-	reconfig("three unreachable joiners", S, []string{unreachable(t, 7), unreachable(t, 8), unreachable(t, 9)}, nil, -1)
+	reconfig("three unreachable joiners", S, unreachable(t, 7, 8, 9), nil, -1)
 	reconfig("nothing to change", S, nil, nil, -1)
 
 	_, _, watch, err := W.GetW("/zookeeper/config")
