@@ -71,6 +71,14 @@ func seed(t *testing.T) uint64 {
 // run's choices (the timing of the faults against the operations differs);
 // ZKRAFT_CHAOS_FAULTS=kind,kind... limits the faults to those kinds.
 func TestChaos_ShortCampaign(t *testing.T) {
+	if raceEnabled {
+		// go-zookeeper v1.0.4 reads and writes a connection's last zxid from
+		// two goroutines when a connection with watches reconnects
+		// (go-zookeeper/zk#35, still open), and the campaign drops
+		// connections on purpose: the race detector would report the
+		// client, not zkraft. The campaign runs in the plain suite.
+		t.Skip("go-zookeeper races with itself on reconnection (go-zookeeper/zk#35); runs without -race")
+	}
 	const members = 3
 	c := servertest.NewCluster(t, members)
 	addrs := make([]string, members)
