@@ -153,6 +153,15 @@ func (s *Server) start(ln net.Listener) error {
 // refuses (returns false) once shutdown has begun.
 func (s *Server) goOwned(name string, f func()) bool { return s.group.Go(name, f) }
 
+// Goroutines returns how many of the server's own goroutines run (those of
+// its connections, sessions and housekeeping; not its Raft member's), for
+// leak checks: a closed connection's end when its goroutines have.
+func (s *Server) Goroutines() int { return s.group.Len() }
+
+// WaitGoroutines waits until at most n of the server's own goroutines run
+// (Goroutines), or until done is closed, and reports whether they did.
+func (s *Server) WaitGoroutines(n int, done <-chan struct{}) bool { return s.group.WaitAtMost(n, done) }
+
 // Addr returns the address of the first listener, or nil before Start.
 func (s *Server) Addr() net.Addr {
 	s.mu.Lock()

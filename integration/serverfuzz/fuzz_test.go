@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"net"
 	"path"
-	"runtime"
 	"runtime/pprof"
 	"slices"
 	"strings"
@@ -38,7 +37,7 @@ const superDigest = "super:D/InIHSb7yEEbrWz8b9l71RjZJU="
 // request in order until it closed the connection for a reason, never
 // stalled; a healthy client's request is answered; the state keeps its
 // invariants (FSM.Check); and once the program's leftovers are cleaned up,
-// no goroutine is left behind.
+// none of the server's goroutines is left behind.
 func FuzzServer(f *testing.F) {
 	for _, seed := range seeds() {
 		f.Add(seed)
@@ -57,14 +56,11 @@ func FuzzServer(f *testing.F) {
 	if err := answers(healthy); err != nil {
 		f.Fatal(err)
 	}
-	// The baseline is taken as the first input starts, when the fuzzing
-	// machinery's own goroutines for an input exist too.
-	baseline := 0
+	// The server's own goroutines before any program, the healthy
+	// client's connection among them.
+	baseline := srv.Goroutines()
 
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if baseline == 0 {
-			baseline = runtime.NumGoroutine()
-		}
 		prog := Decode(data)
 		if err := play(addr, prog); err != nil {
 			t.Fatalf("%v\nprogram:\n%s", err, prog)
@@ -78,7 +74,7 @@ func FuzzServer(f *testing.F) {
 		if err := srv.FSM().Check(); err != nil {
 			t.Fatalf("state invariants broken: %v\nprogram:\n%s", err, prog)
 		}
-		if err := settles(baseline); err != nil {
+		if err := settles(srv, baseline); err != nil {
 			t.Fatalf("%v\nprogram:\n%s", err, prog)
 		}
 	})
@@ -255,21 +251,19 @@ func cleanUp(c *zk.Conn) error {
 	return remove("/")
 }
 
-// settles waits until the goroutines are back to baseline: what a closed
-// connection and its session's leftovers started must end.
-func settles(baseline int) error {
-	deadline := time.Now().Add(answerLimit)
-	for runtime.NumGoroutine() > baseline {
-		if time.Now().After(deadline) {
-			var b bytes.Buffer
-			_ = pprof.Lookup("goroutine").WriteTo(&b, 1)
-			return fmt.Errorf("%d goroutines, %d before the program, %v after it ended:\n%s",
-				runtime.NumGoroutine(), baseline, answerLimit, b.String())
-		}
-		runtime.Gosched()
-		time.Sleep(time.Millisecond) // polling the scheduler's count, which nothing signals
+// settles waits until the server's own goroutines are back to baseline:
+// what a closed connection and its session's leftovers started must end.
+func settles(srv *server.Server, baseline int) error {
+	deadline := make(chan struct{})
+	timer := time.AfterFunc(answerLimit, func() { close(deadline) })
+	defer timer.Stop()
+	if srv.WaitGoroutines(baseline, deadline) {
+		return nil
 	}
-	return nil
+	var b bytes.Buffer
+	_ = pprof.Lookup("goroutine").WriteTo(&b, 1)
+	return fmt.Errorf("the server runs %d goroutines of its own, %d before the program, %v after it ended:\n%s",
+		srv.Goroutines(), baseline, answerLimit, b.String())
 }
 
 // seeds returns the seed corpus: a program that touches every request

@@ -6,9 +6,11 @@ import "sync"
 
 // Group is a set of owned goroutines. The zero value is ready to use.
 type Group struct {
-	mu      sync.Mutex // guards closed, running
+	mu      sync.Mutex // guards closed, running, total, ended
 	closed  bool
 	running map[string]int
+	total   int           // goroutines running
+	ended   chan struct{} // closed when one ends, then replaced
 	wg      sync.WaitGroup
 }
 
@@ -25,11 +27,17 @@ func (g *Group) Go(name string, f func()) bool {
 	}
 	g.wg.Add(1)
 	g.running[name]++
+	g.total++
 	go func() {
 		defer g.wg.Done()
 		defer func() {
 			g.mu.Lock()
 			g.running[name]--
+			g.total--
+			if g.ended != nil {
+				close(g.ended)
+				g.ended = nil
+			}
 			g.mu.Unlock()
 		}()
 		f()
@@ -46,6 +54,35 @@ func (g *Group) Close() {
 
 // Wait waits for every goroutine started.
 func (g *Group) Wait() { g.wg.Wait() }
+
+// WaitAtMost waits until at most n goroutines run, or until done is
+// closed, and reports whether they came down to n.
+func (g *Group) WaitAtMost(n int, done <-chan struct{}) bool {
+	for {
+		g.mu.Lock()
+		if g.total <= n {
+			g.mu.Unlock()
+			return true
+		}
+		if g.ended == nil {
+			g.ended = make(chan struct{})
+		}
+		ended := g.ended
+		g.mu.Unlock()
+		select {
+		case <-ended:
+		case <-done:
+			return false
+		}
+	}
+}
+
+// Len returns how many goroutines run.
+func (g *Group) Len() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.total
+}
 
 // Running returns the goroutines still running, by name, adding them to
 // into (which may be nil).
