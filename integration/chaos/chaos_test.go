@@ -35,22 +35,13 @@ func (c clusterTarget) Durable() bool { return false }
 // Lags implements chaos.Lagger.
 func (c clusterTarget) Lags() []int64 {
 	zxids := make([]int64, c.n)
-	top := int64(0)
 	for i := range zxids {
 		zxids[i] = -1
 		if srv := c.Server(i); srv != nil {
 			zxids[i] = srv.FSM().LastZxid()
-			top = max(top, zxids[i])
 		}
 	}
-	lags := make([]int64, c.n)
-	for i, z := range zxids {
-		lags[i] = -1
-		if z >= 0 {
-			lags[i] = top - z
-		}
-	}
-	return lags
+	return chaos.LagsOf(zxids)
 }
 
 // seed returns ZKRAFT_CHAOS_SEED, or one taken from the clock; the test

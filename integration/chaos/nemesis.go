@@ -61,6 +61,23 @@ type Lagger interface {
 	Durable() bool
 }
 
+// LagsOf turns the members' last zxids (-1 for a member that is down or
+// does not answer) into Lagger.Lags.
+func LagsOf(zxids []int64) []int64 {
+	top := int64(0)
+	for _, z := range zxids {
+		top = max(top, z)
+	}
+	lags := make([]int64, len(zxids))
+	for i, z := range zxids {
+		lags[i] = -1
+		if z >= 0 {
+			lags[i] = top - z
+		}
+	}
+	return lags
+}
+
 // maxLag is how far behind a member may be when a destructive fault
 // strikes.
 const maxLag = 1000

@@ -123,7 +123,6 @@ func (p *Processes) Durable() bool { return p.durable }
 // Lags implements Lagger, from each member's srvr Zxid.
 func (p *Processes) Lags() []int64 {
 	zxids := make([]int64, len(p.clients))
-	top := int64(0)
 	for i, addr := range p.clients {
 		zxids[i] = -1
 		out, err := visibility.FourLetterWord(addr, "srvr", time.Second)
@@ -134,19 +133,11 @@ func (p *Processes) Lags() []int64 {
 			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "Zxid: "); ok {
 				if z, err := strconv.ParseInt(strings.TrimPrefix(v, "0x"), 16, 64); err == nil {
 					zxids[i] = z
-					top = max(top, z)
 				}
 			}
 		}
 	}
-	lags := make([]int64, len(zxids))
-	for i, z := range zxids {
-		lags[i] = -1
-		if z >= 0 {
-			lags[i] = top - z
-		}
-	}
-	return lags
+	return LagsOf(zxids)
 }
 
 // Describe returns each member's state as its srvr answer gives it (mode

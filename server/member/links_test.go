@@ -29,25 +29,46 @@ func TestLinks_Partition(t *testing.T) {
 
 // A cut closes the live connections between the two members, on both
 // sides, and refuses new ones until healed.
-func TestLinks_CutClosesConnections(t *testing.T) {
-	l := NewLinks()
+// linkedPair connects member 1 to a listener of member 2 through l, and
+// returns both ends and the listener's address. All close with the test.
+func linkedPair(t *testing.T, l *Links) (dialed, accepted net.Conn, addr string) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	defer ln.Close()
 	pl := &peerListener{Listener: ln, self: 2, links: l}
-	accepted := make(chan net.Conn, 1)
+	conns := make(chan net.Conn, 1)
+	done := make(chan []net.Conn)
 	go func() {
-		c, err := pl.Accept()
-		if err == nil {
-			accepted <- c
+		var all []net.Conn
+		defer func() { done <- all }()
+		for {
+			c, err := pl.Accept()
+			if err != nil {
+				return
+			}
+			all = append(all, c)
+			select {
+			case conns <- c:
+			default: // a later connection the test does not read from
+			}
 		}
 	}()
-	dialed, err := dialPeer(l, 1, 2, ln.Addr().String(), time.Second)
+	t.Cleanup(func() {
+		ln.Close()
+		for _, c := range <-done {
+			c.Close()
+		}
+	})
+	dialed, err = dialPeer(l, 1, 2, ln.Addr().String(), time.Second)
 	require.NoError(t, err)
-	defer dialed.Close()
-	server := <-accepted
-	defer server.Close()
-	_, err = dialed.Write([]byte("hi"))
+	t.Cleanup(func() { dialed.Close() })
+	return dialed, <-conns, ln.Addr().String()
+}
+
+func TestLinks_CutClosesConnections(t *testing.T) {
+	l := NewLinks()
+	dialed, server, addr := linkedPair(t, l)
+	_, err := dialed.Write([]byte("hi"))
 	require.NoError(t, err)
 	buf := make([]byte, 2)
 	_, err = io.ReadFull(server, buf) // reads the header, learns member 1
@@ -58,10 +79,10 @@ func TestLinks_CutClosesConnections(t *testing.T) {
 	l.Cut(1, 2)
 	_, err = io.ReadFull(server, buf)
 	assert.Error(t, err, "the accepted side is closed")
-	_, err = dialPeer(l, 1, 2, ln.Addr().String(), time.Second)
+	_, err = dialPeer(l, 1, 2, addr, time.Second)
 	assert.ErrorIs(t, err, errLinkCut)
 	l.Heal()
-	again, err := dialPeer(l, 1, 2, ln.Addr().String(), time.Second)
+	again, err := dialPeer(l, 1, 2, addr, time.Second)
 	require.NoError(t, err)
 	again.Close()
 }
@@ -70,28 +91,10 @@ func TestLinks_CutClosesConnections(t *testing.T) {
 // probability, loses one by breaking the connection; undegrading restores it.
 func TestLinks_Degrade(t *testing.T) {
 	l := NewLinks()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer ln.Close()
-	pl := &peerListener{Listener: ln, self: 2, links: l}
-	accepted := make(chan net.Conn, 2)
-	go func() {
-		for {
-			c, err := pl.Accept()
-			if err != nil {
-				return
-			}
-			accepted <- c
-		}
-	}()
-	dialed, err := dialPeer(l, 1, 2, ln.Addr().String(), time.Second)
-	require.NoError(t, err)
-	defer dialed.Close()
-	server := <-accepted
-	defer server.Close()
+	dialed, server, addr := linkedPair(t, l)
 
 	l.Degrade(2, 1, Degradation{Delay: time.Millisecond})
-	_, err = dialed.Write([]byte("a"))
+	_, err := dialed.Write([]byte("a"))
 	require.NoError(t, err, "a delayed write still goes out")
 	buf := make([]byte, 1)
 	_, err = io.ReadFull(server, buf)
@@ -105,7 +108,7 @@ func TestLinks_Degrade(t *testing.T) {
 	assert.Error(t, err, "the lost write broke the connection")
 
 	l.Degrade(1, 2, Degradation{})
-	again, err := dialPeer(l, 1, 2, ln.Addr().String(), time.Second)
+	again, err := dialPeer(l, 1, 2, addr, time.Second)
 	require.NoError(t, err)
 	defer again.Close()
 	_, err = again.Write([]byte("c"))
