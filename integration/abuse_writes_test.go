@@ -81,7 +81,10 @@ func TestLimits_LargeValuesAtSpeed(t *testing.T) {
 	// One byte more: the connection closes, nothing changes.
 	c, rec := mustConnectRecorded(t, addr, 5*time.Second)
 	_, err := c.Set("/v-0", make([]byte, size+1), -1)
-	assert.ErrorIs(t, err, zk.ErrConnectionClosed)
+	// The server closes as soon as it reads the length; whether the
+	// client is still writing the frame then (a broken pipe or a reset) or
+	// waiting for the reply (connection closed) is a race.
+	assert.True(t, lostConnection(err), "the oversized write lost its connection, got %v", err)
 	rec.waitState(t, zk.StateHasSession) // resumed
 	_, st, err := c.Get("/v-0")
 	require.NoError(t, err)
