@@ -224,11 +224,12 @@ func (n *Node) others() []Peer {
 func (n *Node) Start() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := n.startRaft(ctx); err != nil {
+	mem, err := n.startRaft(ctx)
+	if err != nil {
 		return err
 	}
 	n.goOwned("futures", n.waitFutures)
-	n.goOwned("snapshots", n.tuneSnapshots)
+	n.goOwned("snapshots", func() { n.tuneSnapshots(mem) })
 	if !n.cfg.Clustered() {
 		n.host.Elected()
 		n.leading.Store(true)

@@ -2,6 +2,7 @@ package member
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -25,31 +26,35 @@ const minSnapshotThreshold = 32768
 // startRaft starts this member's Raft node: a single voter for a
 // standalone server (which waits until it leads), or a member of the
 // configured cluster (which returns once Raft runs).
-func (n *Node) startRaft(ctx context.Context) error {
+func (n *Node) startRaft(ctx context.Context) (*memStores, error) {
 	conf := n.raftConfig()
 	logs, stable, snaps, err := n.raftStores(conf.Logger)
 	if err != nil {
-		return err
+		return nil, err
+	}
+	var mem *memStores
+	if l, ok := logs.(*memLog); ok {
+		mem = &memStores{log: l, snaps: snaps.(*memSnapshotStore)}
 	}
 	existing, err := raft.HasExistingState(logs, stable, snaps)
 	if err != nil {
-		return fmt.Errorf("inspect raft state in %s: %w", n.cfg.DataDir, err)
+		return nil, fmt.Errorf("inspect raft state in %s: %w", n.cfg.DataDir, err)
 	}
 	trans, bootstrap, err := n.raftTransport(!existing)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if n.trans != nil {
 		logs = notifyingStore{LogStore: logs, t: n.trans}
 	}
 	if !existing {
 		if err := raft.BootstrapCluster(conf, logs, stable, snaps, trans, bootstrap); err != nil {
-			return fmt.Errorf("bootstrap raft: %w", err)
+			return nil, fmt.Errorf("bootstrap raft: %w", err)
 		}
 	}
 	r, err := raft.NewRaft(conf, notifyingFSM{FSM: n.fsm, committed: n.committed}, logs, stable, snaps, trans)
 	if err != nil {
-		return fmt.Errorf("start raft: %w", err)
+		return nil, fmt.Errorf("start raft: %w", err)
 	}
 	n.running.Store(r)
 	if n.trans != nil {
@@ -59,17 +64,17 @@ func (n *Node) startRaft(ctx context.Context) error {
 		// A single voter has no one to wait for: it stands for election now
 		// instead of after a random one or two timeouts.
 		if err := n.campaignNow(); err != nil {
-			return err
+			return nil, err
 		}
-		return n.waitLeader(ctx)
+		return mem, n.waitLeader(ctx)
 	}
 	if !existing && n.firstVoter() {
 		// A fresh cluster elects its first leader sooner if one member, the
 		// voter with the lowest id, stands at once; the others keep their
 		// random timeouts, so votes do not split.
-		return n.campaignNow()
+		return mem, n.campaignNow()
 	}
-	return nil
+	return mem, nil
 }
 
 // campaignNow makes this fresh member stand for election at once: Raft
@@ -124,7 +129,7 @@ func (n *Node) raftConfig() *raft.Config {
 		// it; check often so that it stays short (see tuneSnapshots).
 		conf.SnapshotInterval = 250 * time.Millisecond
 		conf.SnapshotThreshold = minSnapshotThreshold
-		conf.TrailingLogs = 1024
+		conf.TrailingLogs = standaloneTrailingLogs
 	} else {
 		conf.SnapshotInterval = 10 * time.Second
 		conf.SnapshotThreshold = uint64(n.cfg.SnapCount)
@@ -135,11 +140,17 @@ func (n *Node) raftConfig() *raft.Config {
 	return conf
 }
 
+// The newest entries of a durable member's log kept in memory.
+const (
+	cachedLogEntries = 1024
+	cachedLogBytes   = 16 << 20
+)
+
 // raftStores returns the log, stable and snapshot stores: in memory, or
 // raft-boltdb and file snapshots under DataDir.
 func (n *Node) raftStores(logger hclog.Logger) (raft.LogStore, raft.StableStore, raft.SnapshotStore, error) {
 	if n.cfg.DataDir == "" {
-		store := raft.NewInmemStore()
+		store := newMemLog()
 		return store, store, &memSnapshotStore{}, nil
 	}
 	if err := os.MkdirAll(n.cfg.DataDir, 0o755); err != nil {
@@ -154,10 +165,7 @@ func (n *Node) raftStores(logger hclog.Logger) (raft.LogStore, raft.StableStore,
 		return nil, nil, nil, fmt.Errorf("open raft log in %s: %w", logDir, err)
 	}
 	n.closers = append(n.closers, bolt)
-	logs, err := raft.NewLogCache(1024, bolt)
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("raft log cache: %w", err)
-	}
+	logs := newLogCache(bolt, cachedLogEntries, cachedLogBytes)
 	snaps, err := raft.NewFileSnapshotStoreWithLogger(n.cfg.DataDir, n.cfg.SnapRetainCount, logger)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("open snapshots in %s: %w", n.cfg.DataDir, err)
@@ -253,28 +261,93 @@ func raftLogger(l *slog.Logger) hclog.Logger {
 	return hclog.FromStandardLogger(std, &hclog.LoggerOptions{Name: "raft", Level: level, Output: io.Discard})
 }
 
+// memStores are an in-memory member's log and snapshot store, which
+// tuneSnapshots keeps within a budget in bytes.
+type memStores struct {
+	log   *memLog
+	snaps *memSnapshotStore
+}
+
+// minLogBytes is the least an in-memory member's log may hold between
+// snapshots, and behind the latest, in bytes (logBudget).
+const minLogBytes = 32 << 20
+
+// standaloneTrailingLogs is the log a standalone in-memory server keeps
+// behind its latest snapshot: no one reads it.
+const standaloneTrailingLogs = 1024
+
 // tuneSnapshots keeps Raft's snapshot settings fitted to the state, four
-// times a second: tuneThreshold and tuneTrailingLogs.
-func (n *Node) tuneSnapshots() {
-	if n.cfg.DataDir != "" && !n.cfg.Clustered() {
+// times a second, and at once when an in-memory log passes its budget:
+// tuneThreshold, tuneTrailingLogs and, in memory, logBudget.
+func (n *Node) tuneSnapshots(mem *memStores) {
+	if mem == nil && !n.cfg.Clustered() {
 		return
 	}
 	ticker := time.NewTicker(250 * time.Millisecond)
 	defer ticker.Stop()
-	threshold, trailing := uint64(minSnapshotThreshold), uint64(minTrailingLogs)
+	var grown <-chan struct{}
+	if mem != nil {
+		grown = mem.log.grown
+	}
+	threshold, counted, trailing := uint64(minSnapshotThreshold), uint64(standaloneTrailingLogs), uint64(standaloneTrailingLogs)
+	if n.cfg.Clustered() {
+		counted, trailing = minTrailingLogs, minTrailingLogs
+	}
 	for {
 		select {
 		case <-n.quit:
 			return
 		case <-ticker.C:
+		case <-grown:
 		}
-		if n.cfg.DataDir == "" {
-			threshold = n.tuneThreshold(threshold)
-		}
+		var lags []uint64
 		if n.cfg.Clustered() {
-			trailing = n.tuneTrailingLogs(trailing)
+			lags = n.lags()
+			counted = fitTrailingLogs(counted, lags)
 		}
+		want := counted
+		if mem != nil {
+			threshold = n.tuneThreshold(threshold)
+			budget := n.logBudget()
+			n.snapshotOver(mem, budget)
+			// In bytes too, but never less than a member in touch still
+			// needs: one sent a snapshot while it serves drops its clients.
+			want = min(want, max(1, mem.log.newestWithin(budget), neededByLags(lags)))
+		}
+		trailing = n.setTrailingLogs(trailing, want)
 	}
+}
+
+// logBudget is the most an in-memory member's log holds between
+// snapshots, and the most it keeps behind the latest, in bytes: about the
+// size of a snapshot (at least minLogBytes). Spacing snapshots by as many
+// bytes of log as a snapshot holds costs each byte written about one byte
+// copied, however large the tree; and a member further behind than that is
+// better sent a snapshot than the log. Either way the log stays in
+// proportion to the tree, whatever size each write has.
+func (n *Node) logBudget() int64 {
+	var size int64
+	n.fsm.Read(func(t *tree.Tree) { size = t.ApproximateDataSize() + int64(t.Len())*logEntryOverhead })
+	return max(size, minLogBytes)
+}
+
+// snapshotOver takes a snapshot when the log written since the latest one
+// holds more than budget bytes, and sets the log to tell the tuner when it
+// next will.
+func (n *Node) snapshotOver(mem *memStores, budget int64) {
+	since := mem.log.bytesAfter(mem.snaps.latestIndex())
+	if since > budget {
+		err := n.raftNow().Snapshot().Error()
+		switch {
+		case err == nil:
+			n.log.Debug("snapshot: the log passed its budget", "bytes", since, "budget", budget)
+		case errors.Is(err, raft.ErrNothingNewToSnapshot), errors.Is(err, raft.ErrRaftShutdown):
+		default:
+			n.log.Warn("snapshot of an in-memory log over its budget", "bytes", since, "budget", budget, "err", err)
+		}
+		since = mem.log.bytesAfter(mem.snaps.latestIndex())
+	}
+	mem.log.alarm.Store(mem.log.held() - since + budget)
 }
 
 // tuneThreshold keeps an in-memory member's snapshot threshold at the
@@ -302,28 +375,35 @@ const (
 	maxTrailingLogs = 1 << 20
 )
 
-// tuneTrailingLogs keeps, on the leader, the log that the slowest member in
-// touch still needs (twice its lag, for the lag to grow until the next
-// report), up to maxTrailingLogs entries. A member that falls behind what
-// the log holds is sent a snapshot instead, and a member that restores one
-// while serving must drop its clients (reconcileSessions): under a load that
-// one member cannot keep up with, a fixed trailing log would make that
+// lags returns, on the leader, how far behind it each member in touch is,
+// in entries. tuneSnapshots keeps the log that the slowest of them still
+// needs (twice its lag, for the lag to grow until the next report), up to
+// maxTrailingLogs entries (fitTrailingLogs). A member that falls behind
+// what the log holds is sent a snapshot instead, and a member that restores
+// one while serving must drop its clients (reconcileSessions): under a load
+// that one member cannot keep up with, a fixed trailing log would make that
 // happen again and again. ZooKeeper's leader likewise queues what a slow
 // follower has yet to receive.
-func (n *Node) tuneTrailingLogs(current uint64) uint64 {
-	var lags []uint64
-	if n.IsLeader() {
-		last := uint64(n.fsm.LastZxid())
-		n.mu.Lock()
-		for id, zxid := range n.applied {
-			// A member gone quiet will need a snapshot anyway.
-			if time.Since(n.lastHeard[id]) <= 2*n.cfg.TickTime && zxid < last {
-				lags = append(lags, last-zxid)
-			}
-		}
-		n.mu.Unlock()
+func (n *Node) lags() []uint64 {
+	if !n.IsLeader() {
+		return nil
 	}
-	want := fitTrailingLogs(current, lags)
+	var lags []uint64
+	last := uint64(n.fsm.LastZxid())
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for id, zxid := range n.applied {
+		// A member gone quiet will need a snapshot anyway.
+		if time.Since(n.lastHeard[id]) <= 2*n.cfg.TickTime && zxid < last {
+			lags = append(lags, last-zxid)
+		}
+	}
+	return lags
+}
+
+// setTrailingLogs sets Raft's trailing log to want entries, if current
+// is not that already, and returns what is set.
+func (n *Node) setTrailingLogs(current, want uint64) uint64 {
 	if want == current {
 		return current
 	}
@@ -331,8 +411,18 @@ func (n *Node) tuneTrailingLogs(current uint64) uint64 {
 		n.log.Warn("tune trailing logs", "err", err)
 		return current
 	}
-	n.log.Debug("trailing log for the slowest member", "entries", want)
+	n.log.Debug("trailing log", "entries", want)
 	return want
+}
+
+// neededByLags returns the entries that members lagging by lags still
+// need: twice the largest lag, at most maxTrailingLogs.
+func neededByLags(lags []uint64) uint64 {
+	var need uint64
+	for _, lag := range lags {
+		need = max(need, min(2*lag, maxTrailingLogs))
+	}
+	return need
 }
 
 // fitTrailingLogs returns the trailing log for members lagging by lags
@@ -341,10 +431,7 @@ func (n *Node) tuneTrailingLogs(current uint64) uint64 {
 // that comes and goes does not make the log shrink and grow with every
 // report.
 func fitTrailingLogs(current uint64, lags []uint64) uint64 {
-	want := uint64(minTrailingLogs)
-	for _, lag := range lags {
-		want = max(want, min(2*lag+minTrailingLogs, maxTrailingLogs))
-	}
+	want := min(neededByLags(lags)+minTrailingLogs, maxTrailingLogs)
 	if want < current {
 		want = max(want, current/2)
 	}

@@ -49,6 +49,16 @@ func (m *memSnapshotStore) List() ([]*raft.SnapshotMeta, error) {
 	return []*raft.SnapshotMeta{&meta}, nil
 }
 
+// latestIndex returns the index of the latest snapshot, or 0.
+func (m *memSnapshotStore) latestIndex() uint64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.latest == nil {
+		return 0
+	}
+	return m.latest.meta.Index
+}
+
 // Open returns the snapshot's bytes, serializing a kept state first.
 func (m *memSnapshotStore) Open(id string) (*raft.SnapshotMeta, io.ReadCloser, error) {
 	m.mu.Lock()
