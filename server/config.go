@@ -119,6 +119,12 @@ type Config struct {
 	// Links, when set, carries every connection between members, so that a
 	// test can cut them (Links.Partition) to provoke partitions.
 	Links *Links
+	// PeerVia dials a member's Raft or forwarding address, as Servers
+	// names it, at another address: a proxy in front of that member (a
+	// fault-injecting harness such as zkchaos places one on each link) or a
+	// port forward. Nothing else changes: the member listens, and the
+	// configuration names it, as before.
+	PeerVia map[string]string
 	// Clock is where the server reads the time (default the machine's):
 	// wall time for ctime, mtime and TTLs, elapsed time for session
 	// deadlines. Fault tests step a member's wall clock with a
@@ -149,7 +155,7 @@ func (c *Config) memberConfig() member.Config {
 	return member.Config{
 		ServerID: c.ServerID, Servers: c.Servers, TickTime: c.TickTime, SyncLimit: c.SyncLimit, RaftTimeout: c.RaftTimeout,
 		DataDir: c.DataDir, DataLogDir: c.DataLogDir, SnapCount: c.SnapCount, SnapRetainCount: c.SnapRetainCount,
-		RaftListener: c.RaftListener, ForwardListener: c.ForwardListener, Links: c.Links, Logger: c.Logger,
+		RaftListener: c.RaftListener, ForwardListener: c.ForwardListener, Links: c.Links, PeerVia: c.PeerVia, Logger: c.Logger,
 	}
 }
 

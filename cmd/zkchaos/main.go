@@ -1,10 +1,13 @@
 // Command zkchaos runs a long fault campaign against a zkraft cluster of
 // separate processes: client sessions read and compare-and-set versioned
-// registers and append to a queue with sequential creates while a nemesis
-// kills (-9) and restarts members, pauses them (SIGSTOP/SIGCONT) and
-// restarts them with their data wiped; the registers' history is checked
-// for linearizability with porcupine and the queue for lost, repeated and
-// misordered sequence numbers (integration/chaos).
+// registers, append to a queue with sequential creates, take a lock, own
+// ephemerals and watch nodes while a nemesis kills (-9) and restarts
+// members, pauses them (SIGSTOP/SIGCONT), restarts them with their data
+// wiped, partitions them (the leader alone, a minority, a bridge) and
+// delays and breaks the traffic of one member's links, through proxies
+// between the members; the registers' history is checked for
+// linearizability with porcupine and the other workloads by their own
+// checks (integration/chaos).
 //
 //	go run ./cmd/zkchaos -duration 30m -members 5 -nemesis all
 //	go run ./cmd/zkchaos -duration 10m -durable -json
@@ -114,7 +117,7 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	} else {
 		for _, f := range faults {
 			if !slices.Contains(supported, f) {
-				fmt.Fprintf(stderr, "zkchaos: fault %s needs members in one process (the test harness); separate processes support %s\n",
+				fmt.Fprintf(stderr, "zkchaos: fault %s needs members in one process (the test harness: clock steps, dropped client connections); separate processes support %s\n",
 					f, strings.Join(supported, ", "))
 				return 2
 			}
@@ -201,9 +204,8 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	return 0
 }
 
-func allFaults() []string {
-	return []string{chaos.FaultKillLeader, chaos.FaultKillFollower, chaos.FaultWipeRestart, chaos.FaultPause}
-}
+// allFaults are the faults a cluster of processes supports.
+func allFaults() []string { return chaos.FaultKinds((*chaos.Processes)(nil)) }
 
 // parseFaults reads -nemesis: nil for all the target supports.
 func parseFaults(s string) ([]string, error) {

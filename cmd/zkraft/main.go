@@ -17,6 +17,7 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -97,6 +98,7 @@ type options struct {
 	tick, minTimeout, maxTimeout, containerInterval  time.Duration
 	extendedTypes, version, readOnly, reconfig       bool
 	syncLimit                                        int
+	peerVia                                          map[string]string
 }
 
 // configure parses flags and any zoo.cfg into a Config; localMembers is
@@ -124,6 +126,8 @@ func configure(args []string, stderr io.Writer) (cfg server.Config, logger *slog
 	fs.StringVar(&o.dataDir, "data-dir", "", "keep state on disk here (zoo.cfg dataDir); empty: in memory")
 	fs.DurationVar(&o.raftTimeout, "raft-timeout", 0, "Raft heartbeat and election timeout (default 1s for a cluster member, 200ms for -local-cluster)")
 	fs.StringVar(&o.superDigest, "super-digest", "", "superuser digest, user:base64(sha1(user:password)) (zookeeper.DigestAuthenticationProvider.superDigest)")
+	fs.Func("peer-via", "dial a member's address at another: `addr=via[,addr=via...]` (a proxy or port forward before it; repeatable)",
+		o.addPeerVia)
 	fs.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
@@ -253,8 +257,30 @@ func applyFlags(fs *flag.FlagSet, o *options, cfg *server.Config) {
 			cfg.DataDir = o.dataDir
 		case "raft-timeout":
 			cfg.RaftTimeout = o.raftTimeout
+		case "peer-via":
+			cfg.PeerVia = o.peerVia
 		}
 	})
+}
+
+// addPeerVia parses -peer-via: addr=via pairs of host:port addresses.
+func (o *options) addPeerVia(list string) error {
+	for pair := range strings.SplitSeq(list, ",") {
+		addr, via, ok := strings.Cut(strings.TrimSpace(pair), "=")
+		if !ok {
+			return fmt.Errorf("%q: want addr=via", pair)
+		}
+		for _, a := range []string{addr, via} {
+			if _, _, err := net.SplitHostPort(a); err != nil {
+				return fmt.Errorf("%q: %w", pair, err)
+			}
+		}
+		if o.peerVia == nil {
+			o.peerVia = make(map[string]string)
+		}
+		o.peerVia[addr] = via
+	}
+	return nil
 }
 
 func newLogger(level, format string, w io.Writer) (*slog.Logger, error) {

@@ -29,6 +29,8 @@ func TestRun_BadInputExitsTwo(t *testing.T) {
 		{"missing config", []string{filepath.Join(dir, "none.cfg")}, "no such file"},
 		{"two configs", []string{"-config", badCfg, badCfg}, "not both"},
 		{"invalid setting", []string{"-id", "999"}, "server id"},
+		{"peer-via without =", []string{"-peer-via", "127.0.0.1:1"}, "want addr=via"},
+		{"peer-via without a port", []string{"-peer-via", "127.0.0.1:1=127.0.0.1"}, "missing port"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -50,6 +52,15 @@ func TestConfigure_FlagsOverrideZooCfg(t *testing.T) {
 	assert.Equal(t, 500*time.Millisecond, got.TickTime)
 	assert.Equal(t, 10, got.MaxClientCnxns, "from the file")
 	assert.Contains(t, stderr.String(), "fancyKey", "unknown keys are warned about")
+}
+
+func TestConfigure_PeerVia(t *testing.T) {
+	var stderr bytes.Buffer
+	got, _, _, err := configure([]string{"-peer-via", "127.0.0.1:3001=127.0.0.1:4001, 127.0.0.1:3002=127.0.0.1:4002",
+		"-peer-via", "127.0.0.1:3003=127.0.0.1:4003"}, &stderr)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"127.0.0.1:3001": "127.0.0.1:4001", "127.0.0.1:3002": "127.0.0.1:4002",
+		"127.0.0.1:3003": "127.0.0.1:4003"}, got.PeerVia)
 }
 
 func TestConfigure_Defaults(t *testing.T) {

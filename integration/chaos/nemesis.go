@@ -17,8 +17,9 @@ type Target interface {
 	Restart(i int)
 }
 
-// Partitioner cuts the links between groups of members (members named in
-// no group keep theirs), and heals them.
+// Partitioner cuts the links between members that share no group (two
+// members named in no group keep theirs; a member in two groups bridges
+// them), and heals them.
 type Partitioner interface {
 	Partition(groups ...[]int)
 	Heal()

@@ -18,8 +18,10 @@ import (
 // Processes is a cluster of zkraft processes, each started from its own
 // zoo.cfg and data dir as on separate hosts, on loopback ports the OS
 // chose. It is a Target, a Pauser and a Wiper (kill -9, SIGSTOP/SIGCONT,
-// a restart with the data dir emptied); partitions need the in-process
-// cluster's switchboard and are not offered. It starts the members itself
+// a restart with the data dir emptied), and a Partitioner and a Degrader:
+// each member reaches every other through proxies of its own (-peer-via),
+// which cut, delay and break one link's traffic. Only clocks cannot be
+// stepped: the binary reads the machine's. It starts the members itself
 // rather than through integration/failover's Script, because it writes
 // durable configurations, wipes data dirs and stops and resumes members,
 // and it reaps the processes it killed.
@@ -27,6 +29,8 @@ type Processes struct {
 	bin, dir string
 	durable  bool
 	clients  []string
+	via      []string // each member's -peer-via: the proxies it dials the others through
+	links    *linkProxies
 
 	mu    sync.Mutex
 	procs []*exec.Cmd // nil while killed
@@ -44,7 +48,25 @@ func StartProcesses(bin, dir string, n int, durable bool) (*Processes, error) {
 	for i := range n {
 		fmt.Fprintf(&servers, "server.%d=127.0.0.1:%d:%d\n", i+1, ports[3*i+1], ports[3*i+2])
 	}
-	p := &Processes{bin: bin, dir: dir, durable: durable, procs: make([]*exec.Cmd, n)}
+	p := &Processes{bin: bin, dir: dir, durable: durable, procs: make([]*exec.Cmd, n), links: newLinkProxies()}
+	for i := range n {
+		var via []string
+		for j := range n {
+			if j == i {
+				continue
+			}
+			for _, port := range ports[3*j+1 : 3*j+3] { // Raft, then forwarding
+				target := fmt.Sprintf("127.0.0.1:%d", port)
+				proxy, err := p.links.add(i, j, target)
+				if err != nil {
+					p.links.close()
+					return nil, err
+				}
+				via = append(via, target+"="+proxy)
+			}
+		}
+		p.via = append(p.via, strings.Join(via, ","))
+	}
 	for i := range n {
 		p.clients = append(p.clients, fmt.Sprintf("127.0.0.1:%d", ports[3*i]))
 		data := p.dataDir(i)
@@ -96,7 +118,7 @@ func (p *Processes) start(i int) error {
 		return err
 	}
 	defer log.Close()
-	cmd := exec.Command(p.bin, "-config", p.config(i), "-id", fmt.Sprint(i+1))
+	cmd := exec.Command(p.bin, "-config", p.config(i), "-id", fmt.Sprint(i+1), "-peer-via", p.via[i])
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		return err
@@ -210,11 +232,26 @@ func (p *Processes) Wipe(i int) {
 	}
 }
 
-// Close kills every member.
+// Partition implements Partitioner: members that share a group reach each
+// other, and no others (a member in two groups bridges them).
+func (p *Processes) Partition(groups ...[]int) { p.links.partition(len(p.clients), groups...) }
+
+// Degrade implements Degrader: the link between members i and j, both
+// ways, delays each chunk up to delay and loses one with probability loss,
+// which breaks its connection.
+func (p *Processes) Degrade(i, j int, delay time.Duration, loss float64) {
+	p.links.degrade(i, j, delay, loss)
+}
+
+// Heal implements Partitioner and Degrader.
+func (p *Processes) Heal() { p.links.heal() }
+
+// Close kills every member and stops the proxies.
 func (p *Processes) Close() {
 	for i := range p.procs {
 		p.Kill(i)
 	}
+	p.links.close()
 }
 
 // freePorts returns n distinct ports the OS had free.

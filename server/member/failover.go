@@ -268,7 +268,7 @@ func (n *Node) ask(id int, typ byte, payload []byte, timeout time.Duration) ([]b
 	if !ok {
 		return nil, fmt.Errorf("member %d is not among the servers", id)
 	}
-	nc, err := dialPeer(n.cfg.Links, n.cfg.ServerID, id, peer.ForwardAddr, timeout)
+	nc, err := dialPeer(n.cfg.Links, n.cfg.PeerVia, n.cfg.ServerID, id, peer.ForwardAddr, timeout)
 	if err != nil {
 		return nil, err
 	}

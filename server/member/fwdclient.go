@@ -90,7 +90,7 @@ func (f *forwarder) dialLeader() (*fwdClient, error) {
 	if !ok {
 		return nil, fmt.Errorf("leader %d is not among the servers", leader)
 	}
-	nc, err := dialPeer(n.cfg.Links, n.cfg.ServerID, leader, peer.ForwardAddr, n.cfg.RaftTimeout*5)
+	nc, err := dialPeer(n.cfg.Links, n.cfg.PeerVia, n.cfg.ServerID, leader, peer.ForwardAddr, n.cfg.RaftTimeout*5)
 	if err != nil {
 		return nil, fmt.Errorf("dial leader %d: %w", leader, err)
 	}

@@ -40,14 +40,15 @@ func linkKey(a, b int) [2]int {
 	return [2]int{a, b}
 }
 
-// Partition cuts every link between members of different groups, and
-// between a member named in a group and one named in none, and restores
-// every other link.
+// Partition leaves up the links between members that share a group, and
+// between members named in no group, and cuts every other link. A member
+// may be in several groups: Partition([]int{1, 2}, []int{2, 3}) makes 2 a
+// bridge between 1 and 3, which cannot reach each other.
 func (l *Links) Partition(groups ...[]int) {
-	group := make(map[int]int)
+	in := make(map[int]uint64) // the groups each member is in, as bits
 	for i, g := range groups {
 		for _, id := range g {
-			group[id] = i + 1
+			in[id] |= 1 << (i % 64)
 		}
 	}
 	l.mu.Lock()
@@ -55,12 +56,12 @@ func (l *Links) Partition(groups ...[]int) {
 	l.cut = make(map[[2]int]bool)
 	for a := 1; a <= 254; a++ {
 		for b := a + 1; b <= 254; b++ {
-			ga, gb := group[a], group[b]
-			if ga != gb {
-				l.cut[[2]int{a, b}] = true
-				for c := range l.conns[[2]int{a, b}] {
-					toClose = append(toClose, c)
-				}
+			if in[a]&in[b] != 0 || in[a] == 0 && in[b] == 0 {
+				continue
+			}
+			l.cut[[2]int{a, b}] = true
+			for c := range l.conns[[2]int{a, b}] {
+				toClose = append(toClose, c)
 			}
 		}
 	}

@@ -18,6 +18,10 @@ func TestLinks_Partition(t *testing.T) {
 	assert.True(t, l.up(2, 3))
 	assert.True(t, l.up(4, 5), "members named in no group keep their links to each other")
 	assert.False(t, l.up(1, 4), "but not to named ones")
+	l.Partition([]int{1, 2}, []int{2, 3})
+	assert.True(t, l.up(1, 2), "a bridge reaches both sides")
+	assert.True(t, l.up(3, 2), "a bridge reaches both sides")
+	assert.False(t, l.up(1, 3), "the sides do not reach each other")
 	l.Heal()
 	assert.True(t, l.up(1, 2))
 	l.Cut(2, 3)
@@ -27,8 +31,6 @@ func TestLinks_Partition(t *testing.T) {
 	assert.True(t, none.up(1, 2), "no switchboard: every link is up")
 }
 
-// A cut closes the live connections between the two members, on both
-// sides, and refuses new ones until healed.
 // linkedPair connects member 1 to a listener of member 2 through l, and
 // returns both ends and the listener's address. All close with the test.
 func linkedPair(t *testing.T, l *Links) (dialed, accepted net.Conn, addr string) {
@@ -59,12 +61,14 @@ func linkedPair(t *testing.T, l *Links) (dialed, accepted net.Conn, addr string)
 			c.Close()
 		}
 	})
-	dialed, err = dialPeer(l, 1, 2, ln.Addr().String(), time.Second)
+	dialed, err = dialPeer(l, nil, 1, 2, ln.Addr().String(), time.Second)
 	require.NoError(t, err)
 	t.Cleanup(func() { dialed.Close() })
 	return dialed, <-conns, ln.Addr().String()
 }
 
+// A cut closes the live connections between the two members, on both
+// sides, and refuses new ones until healed.
 func TestLinks_CutClosesConnections(t *testing.T) {
 	l := NewLinks()
 	dialed, server, addr := linkedPair(t, l)
@@ -79,10 +83,10 @@ func TestLinks_CutClosesConnections(t *testing.T) {
 	l.Cut(1, 2)
 	_, err = io.ReadFull(server, buf)
 	assert.Error(t, err, "the accepted side is closed")
-	_, err = dialPeer(l, 1, 2, addr, time.Second)
+	_, err = dialPeer(l, nil, 1, 2, addr, time.Second)
 	assert.ErrorIs(t, err, errLinkCut)
 	l.Heal()
-	again, err := dialPeer(l, 1, 2, addr, time.Second)
+	again, err := dialPeer(l, nil, 1, 2, addr, time.Second)
 	require.NoError(t, err)
 	again.Close()
 }
@@ -108,7 +112,7 @@ func TestLinks_Degrade(t *testing.T) {
 	assert.Error(t, err, "the lost write broke the connection")
 
 	l.Degrade(1, 2, Degradation{})
-	again, err := dialPeer(l, 1, 2, addr, time.Second)
+	again, err := dialPeer(l, nil, 1, 2, addr, time.Second)
 	require.NoError(t, err)
 	defer again.Close()
 	_, err = again.Write([]byte("c"))
@@ -117,4 +121,23 @@ func TestLinks_Degrade(t *testing.T) {
 	l.Heal()
 	_, err = again.Write([]byte("d"))
 	assert.NoError(t, err, "Heal restores degraded links too")
+}
+
+// A member dials an address that Config.PeerVia names at the address it
+// gives, as through a proxy; the header still names the dialing member.
+func TestDialPeer_Via(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { ln.Close() })
+	const configured = "192.0.2.1:2888" // TEST-NET: nothing answers there
+	nc, err := dialPeer(nil, map[string]string{configured: ln.Addr().String()}, 3, 2, configured, time.Second)
+	require.NoError(t, err)
+	t.Cleanup(func() { nc.Close() })
+	accepted, err := ln.Accept()
+	require.NoError(t, err)
+	t.Cleanup(func() { accepted.Close() })
+	header := make([]byte, 2)
+	_, err = io.ReadFull(accepted, header)
+	require.NoError(t, err)
+	assert.Equal(t, []byte{peerMagic, 3}, header)
 }

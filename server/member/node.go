@@ -75,6 +75,7 @@ type Config struct {
 	RaftListener    net.Listener
 	ForwardListener net.Listener
 	Links           *Links
+	PeerVia         map[string]string // see server.Config.PeerVia
 	Logger          *slog.Logger
 
 	// commitTimeout, when set, replaces Raft's CommitTimeout (tests).

@@ -41,10 +41,14 @@ type peerConn struct {
 	brokenOnce sync.Once
 }
 
-// dialPeer connects member from to member to at addr.
-func dialPeer(links *Links, from, to int, addr string, timeout time.Duration) (net.Conn, error) {
+// dialPeer connects member from to member to at addr, or at the address
+// via gives for it.
+func dialPeer(links *Links, via map[string]string, from, to int, addr string, timeout time.Duration) (net.Conn, error) {
 	if !links.up(from, to) {
 		return nil, errLinkCut
+	}
+	if v, ok := via[addr]; ok {
+		addr = v
 	}
 	nc, err := net.DialTimeout("tcp", addr, timeout)
 	if err != nil {
@@ -147,6 +151,7 @@ type raftStream struct {
 	advertise net.Addr
 	self      int
 	links     *Links
+	via       map[string]string            // addresses to dial instead (Config.PeerVia)
 	idOf      func(raft.ServerAddress) int // the member at a Raft address, 0 if none
 	broken    func(remote int)             // told when an accepted connection is ended by its member
 
@@ -170,7 +175,7 @@ func (s *raftStream) Accept() (net.Conn, error) {
 }
 
 func (s *raftStream) Dial(addr raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
-	nc, err := dialPeer(s.links, s.self, s.idOf(addr), string(addr), timeout)
+	nc, err := dialPeer(s.links, s.via, s.self, s.idOf(addr), string(addr), timeout)
 	if err != nil {
 		return nil, err
 	}

@@ -191,7 +191,7 @@ func (n *Node) raftTransport(empty bool) (raft.Transport, raft.Configuration, er
 	}
 	stream := &raftStream{
 		ln: &peerListener{Listener: ln, self: n.cfg.ServerID, links: n.cfg.Links}, advertise: tcpAddr(self.RaftAddr),
-		self: n.cfg.ServerID, links: n.cfg.Links, idOf: n.idOf,
+		self: n.cfg.ServerID, links: n.cfg.Links, via: n.cfg.PeerVia, idOf: n.idOf,
 		// The leader's Raft connections to this member break when it dies.
 		broken: n.leaderLinkBroken,
 	}
