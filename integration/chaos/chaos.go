@@ -13,10 +13,11 @@
 // Nemeses: killing and restarting the leader or a follower (with its data
 // wiped, too), pausing a member, isolating the leader, partitioning a
 // minority, a bridge partition, delaying and losing messages on a member's
-// links, dropping a member's client connections, and two of these at once
-// (nemesis.go), against any Target that supports them; servertest's
-// in-process cluster supports all but pauses, member processes
-// (processes.go) kills, wipes and pauses.
+// links, dropping a member's client connections, stepping a member's wall
+// clock, and two of these at once (nemesis.go), against any Target that
+// supports them; servertest's in-process cluster supports all but pauses,
+// member processes (processes.go, their links through proxy.go) all but
+// clock steps and dropped client connections.
 package chaos
 
 import (
