@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/zkraft/zkraft/server"
+	"github.com/zkraft/zkraft/server/clock"
 )
 
 // defaultGOGC is the garbage collector's target for the binary when the
@@ -53,6 +54,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 	// server is up still shuts it down gracefully.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if c, ok := cfg.Clock.(*fileOffset); ok {
+		if err := c.read(); err != nil && !errors.Is(err, os.ErrNotExist) {
+			fmt.Fprintf(stderr, "zkraft: -clock-offset-file: %v\n", err)
+			return 2
+		}
+		// Before serving too: SIGUSR1 unhandled would end the process.
+		sig := make(chan os.Signal, 1)
+		signal.Notify(sig, syscall.SIGUSR1)
+		defer signal.Stop(sig)
+		go c.stepOnSignal(ctx, sig, logger)
+	}
 	var srv interface{ Shutdown(context.Context) error }
 	if localMembers > 0 {
 		lc, connect, err := startLocalCluster(localMembers, cfg, logger)
@@ -99,6 +111,7 @@ type options struct {
 	extendedTypes, version, readOnly, reconfig       bool
 	syncLimit                                        int
 	peerVia                                          map[string]string
+	clockOffsetFile                                  string
 }
 
 // configure parses flags and any zoo.cfg into a Config; localMembers is
@@ -128,6 +141,7 @@ func configure(args []string, stderr io.Writer) (cfg server.Config, logger *slog
 	fs.StringVar(&o.superDigest, "super-digest", "", "superuser digest, user:base64(sha1(user:password)) (zookeeper.DigestAuthenticationProvider.superDigest)")
 	fs.Func("peer-via", "dial a member's address at another: `addr=via[,addr=via...]` (a proxy or port forward before it; repeatable)",
 		o.addPeerVia)
+	fs.StringVar(&o.clockOffsetFile, "clock-offset-file", "", "fault injection: the wall clock runs off the machine's by the duration in this file (e.g. -90m), read at start and on SIGUSR1")
 	fs.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
@@ -259,6 +273,8 @@ func applyFlags(fs *flag.FlagSet, o *options, cfg *server.Config) {
 			cfg.RaftTimeout = o.raftTimeout
 		case "peer-via":
 			cfg.PeerVia = o.peerVia
+		case "clock-offset-file":
+			cfg.Clock = &fileOffset{Steppable: clock.NewSteppable(clock.NewReal()), path: o.clockOffsetFile}
 		}
 	})
 }
@@ -296,4 +312,44 @@ func newLogger(level, format string, w io.Writer) (*slog.Logger, error) {
 		return slog.New(slog.NewJSONHandler(w, opts)), nil
 	}
 	return nil, fmt.Errorf("-log-format %q: want text or json", format)
+}
+
+// fileOffset is the clock of a server started with -clock-offset-file:
+// the machine's, off by the duration the file holds, read at start and
+// again on SIGUSR1, as an NTP step or an operator would move a host's wall
+// clock (and a restart would find it moved). zkchaos steps one member's
+// clock this way; elapsed time, and with it every session deadline, runs
+// on undisturbed.
+type fileOffset struct {
+	*clock.Steppable
+	path string
+}
+
+func (c *fileOffset) stepOnSignal(ctx context.Context, sig <-chan os.Signal, logger *slog.Logger) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-sig:
+		}
+		if err := c.read(); err != nil {
+			logger.Warn("clock offset", "file", c.path, "err", err)
+		} else {
+			logger.Info("wall clock stepped", "offset", c.Offset(), "now", c.Now())
+		}
+	}
+}
+
+// read sets the clock's offset to the duration in the file.
+func (c *fileOffset) read() error {
+	b, err := os.ReadFile(c.path)
+	if err != nil {
+		return err
+	}
+	d, err := time.ParseDuration(strings.TrimSpace(string(b)))
+	if err != nil {
+		return err
+	}
+	c.Step(d - c.Offset())
+	return nil
 }

@@ -29,6 +29,7 @@ func TestRun_BadInputExitsTwo(t *testing.T) {
 		{"missing config", []string{filepath.Join(dir, "none.cfg")}, "no such file"},
 		{"two configs", []string{"-config", badCfg, badCfg}, "not both"},
 		{"invalid setting", []string{"-id", "999"}, "server id"},
+		{"clock offset not a duration", []string{"-port", "0", "-clock-offset-file", badCfg}, "-clock-offset-file"},
 		{"peer-via without =", []string{"-peer-via", "127.0.0.1:1"}, "want addr=via"},
 		{"peer-via without a port", []string{"-peer-via", "127.0.0.1:1=127.0.0.1"}, "missing port"},
 	}

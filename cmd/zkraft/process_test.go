@@ -165,3 +165,41 @@ func freePorts(t *testing.T, n int) []int {
 	}
 	return ports
 }
+
+// TestProcess_ClockOffsetFile steps a server's wall clock back two hours
+// on SIGUSR1, to the offset in -clock-offset-file, as zkchaos does to one
+// member: the nodes created after carry the stepped time, and the session
+// lives on (its deadline runs on elapsed time).
+func TestProcess_ClockOffsetFile(t *testing.T) {
+	stepFile := filepath.Join(t.TempDir(), "offset")
+	cmd := exec.Command(os.Args[0], "-port", "0", "-clock-offset-file", stepFile)
+	cmd.Env = append(os.Environ(), "ZKRAFT_RUN_MAIN=1")
+	stderr, err := cmd.StderrPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	conn, _, err := zk.Connect([]string{waitForAddr(t, stderr)}, 10*time.Second, zk.WithLogInfo(false))
+	require.NoError(t, err)
+	t.Cleanup(conn.Close)
+
+	ctime := func(path string) time.Time {
+		t.Helper()
+		_, err := conn.Create(path, nil, 0, zk.WorldACL(zk.PermAll))
+		require.NoError(t, err)
+		_, st, err := conn.Get(path)
+		require.NoError(t, err)
+		return time.UnixMilli(st.Ctime)
+	}
+	assert.WithinDuration(t, time.Now(), ctime("/before"), time.Minute)
+	require.NoError(t, os.WriteFile(stepFile, []byte("-2h\n"), 0o644))
+	require.NoError(t, cmd.Process.Signal(syscall.SIGUSR1))
+	deadline := time.Now().Add(10 * time.Second)
+	for i := 0; ; i++ {
+		c := ctime(fmt.Sprintf("/after-%d", i))
+		if time.Since(c) > time.Hour {
+			assert.WithinDuration(t, time.Now().Add(-2*time.Hour), c, time.Minute)
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "no node created with the stepped clock within 10s")
+	}
+}

@@ -17,7 +17,7 @@
 // clock, and two of these at once (nemesis.go), against any Target that
 // supports them; servertest's in-process cluster supports all but pauses,
 // member processes (processes.go, their links through proxy.go) all but
-// clock steps and dropped client connections.
+// dropped client connections.
 package chaos
 
 import (

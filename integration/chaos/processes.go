@@ -18,10 +18,12 @@ import (
 // Processes is a cluster of zkraft processes, each started from its own
 // zoo.cfg and data dir as on separate hosts, on loopback ports the OS
 // chose. It is a Target, a Pauser and a Wiper (kill -9, SIGSTOP/SIGCONT,
-// a restart with the data dir emptied), and a Partitioner and a Degrader:
-// each member reaches every other through proxies of its own (-peer-via),
-// which cut, delay and break one link's traffic. Only clocks cannot be
-// stepped: the binary reads the machine's. It starts the members itself
+// a restart with the data dir emptied), a Partitioner and a Degrader (each
+// member reaches every other through proxies of its own, -peer-via, which
+// cut, delay and break one link's traffic), and a ClockStepper (each
+// member's wall clock runs off the machine's by what its
+// -clock-offset-file says, which a restart keeps, as a host's clock). It
+// starts the members itself
 // rather than through integration/failover's Script, because it writes
 // durable configurations, wipes data dirs and stops and resumes members,
 // and it reaps the processes it killed.
@@ -32,8 +34,9 @@ type Processes struct {
 	via      []string // each member's -peer-via: the proxies it dials the others through
 	links    *linkProxies
 
-	mu    sync.Mutex
-	procs []*exec.Cmd // nil while killed
+	mu      sync.Mutex
+	procs   []*exec.Cmd     // nil while killed
+	offsets []time.Duration // each member's clock offset
 }
 
 // StartProcesses starts n members of bin under dir (which it creates),
@@ -48,7 +51,8 @@ func StartProcesses(bin, dir string, n int, durable bool) (*Processes, error) {
 	for i := range n {
 		fmt.Fprintf(&servers, "server.%d=127.0.0.1:%d:%d\n", i+1, ports[3*i+1], ports[3*i+2])
 	}
-	p := &Processes{bin: bin, dir: dir, durable: durable, procs: make([]*exec.Cmd, n), links: newLinkProxies()}
+	p := &Processes{bin: bin, dir: dir, durable: durable, procs: make([]*exec.Cmd, n),
+		offsets: make([]time.Duration, n), links: newLinkProxies()}
 	for i := range n {
 		var via []string
 		for j := range n {
@@ -105,6 +109,9 @@ func StartProcesses(bin, dir string, n int, durable bool) (*Processes, error) {
 func (p *Processes) member(i int) string  { return filepath.Join(p.dir, fmt.Sprintf("n%d", i+1)) }
 func (p *Processes) dataDir(i int) string { return filepath.Join(p.member(i), "data") }
 func (p *Processes) config(i int) string  { return filepath.Join(p.member(i), "zoo.cfg") }
+func (p *Processes) clockFile(i int) string {
+	return filepath.Join(p.member(i), "clock-offset")
+}
 
 // Addrs returns the members' client addresses.
 func (p *Processes) Addrs() []string { return p.clients }
@@ -118,7 +125,8 @@ func (p *Processes) start(i int) error {
 		return err
 	}
 	defer log.Close()
-	cmd := exec.Command(p.bin, "-config", p.config(i), "-id", fmt.Sprint(i+1), "-peer-via", p.via[i])
+	cmd := exec.Command(p.bin, "-config", p.config(i), "-id", fmt.Sprint(i+1), "-peer-via", p.via[i],
+		"-clock-offset-file", p.clockFile(i))
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		return err
@@ -241,6 +249,25 @@ func (p *Processes) Partition(groups ...[]int) { p.links.partition(len(p.clients
 // which breaks its connection.
 func (p *Processes) Degrade(i, j int, delay time.Duration, loss float64) {
 	p.links.degrade(i, j, delay, loss)
+}
+
+// StepClock implements ClockStepper: the member's clock offset file says
+// the new offset, and SIGUSR1 makes the member read it.
+func (p *Processes) StepClock(i int, d time.Duration) {
+	p.mu.Lock()
+	p.offsets[i] += d
+	offset := p.offsets[i]
+	p.mu.Unlock()
+	if err := os.WriteFile(p.clockFile(i), []byte(offset.String()+"\n"), 0o644); err != nil {
+		fmt.Fprintf(os.Stderr, "chaos: step the clock of member %d: %v\n", i, err)
+		return
+	}
+	// Only a member that serves has its handler in place: SIGUSR1 would
+	// end one still starting. One that does not reads the file when it
+	// next starts.
+	if _, err := visibility.ModeWithin(p.clients[i], time.Second); err == nil {
+		p.signal(i, syscall.SIGUSR1)
+	}
 }
 
 // Heal implements Partitioner and Degrader.

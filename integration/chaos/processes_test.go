@@ -13,12 +13,13 @@ import (
 	"github.com/zkraft/zkraft/integration/chaos"
 )
 
-// TestProcesses_PartitionsBetweenProcesses starts three zkraft processes
-// as zkchaos does, isolates the leader through the proxies on its links
-// and waits for the other two to elect one of themselves, writes through
-// it, heals, and reads the write on the old leader: partitions between
-// processes are real partitions, and heal.
-func TestProcesses_PartitionsBetweenProcesses(t *testing.T) {
+// TestProcesses_FaultsBetweenProcesses starts three zkraft processes as
+// zkchaos does, isolates the leader through the proxies on its links and
+// waits for the other two to elect one of themselves, writes through it,
+// heals, and reads the write on the old leader: partitions between
+// processes are real partitions, and heal. Then it steps the new leader's
+// clock back two hours, which the nodes it creates show.
+func TestProcesses_FaultsBetweenProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds zkraft and starts three processes")
 	}
@@ -59,6 +60,18 @@ func TestProcesses_PartitionsBetweenProcesses(t *testing.T) {
 		assert.NoError(ct, err)
 		assert.Equal(ct, []byte("x"), data)
 	}, time.Minute, 100*time.Millisecond, "the old leader, healed, has the write")
+
+	p.StepClock(leader, -2*time.Hour)
+	require.EventuallyWithT(t, func(ct *assert.CollectT) {
+		path, err := c.Create("/stepped-", nil, zk.FlagSequence, zk.WorldACL(zk.PermAll))
+		if !assert.NoError(ct, err) {
+			return
+		}
+		_, st, err := c.Get(path)
+		if assert.NoError(ct, err) {
+			assert.WithinDuration(ct, time.Now().Add(-2*time.Hour), time.UnixMilli(st.Ctime), time.Minute)
+		}
+	}, time.Minute, 20*time.Millisecond, "nodes created by the leader after its clock was stepped")
 }
 
 func others(i, n int) []int {
