@@ -3,14 +3,12 @@
 package lockrecipe_test
 
 // This test is left out of -race builds: cutting connections that carry
-// watches and requests in flight trips two data races that are not this
-// package's, and that the race detector reports now and then:
-//   - go-zookeeper v1.0.4 writes Conn.lastZxid in recvLoop while
-//     sendSetWatches reads it after a reconnect (go-zookeeper/zk#35,
-//     samuel/go-zookeeper#178 and #260);
-//   - zkraft's server.(*conn).close reads conn.session for its log line while
-//     the connection's reader may be writing it in createSession, when
-//     DropClientConnections meets a handshake.
+// watches and requests in flight trips a data race in the client, which
+// the race detector reports now and then: go-zookeeper v1.0.4 writes
+// Conn.lastZxid in recvLoop while sendSetWatches reads it after a reconnect
+// (go-zookeeper/zk#35, samuel/go-zookeeper#178 and #260). (It also tripped
+// one in zkraft, since fixed: server.(*conn).close no longer reads
+// conn.session, which the handshake writes.)
 
 import (
 	"sync"
