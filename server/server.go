@@ -143,6 +143,10 @@ func (s *Server) start(ln net.Listener) error {
 		}
 		s.goOwned("sessions", s.expireSessions)
 		s.goOwned("containers", s.reapContainers)
+		if a, ok := s.clock.(clock.Advancer); ok {
+			stop := a.OnAdvance(s.advanced)
+			s.goOwned("advances", func() { <-s.quit; stop() })
+		}
 	}
 	s.goOwned("accept", func() { s.acceptLoop(ln) })
 	s.log.Info("serving", "addr", ln.Addr().String(), "server_id", s.cfg.ServerID)

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"math"
 	"strconv"
 	"time"
 
@@ -159,6 +160,43 @@ func (s *Server) ExpireSession(id int64) bool {
 	s.mu.Unlock()
 	res := s.proposeWait(&raftfsm.Command{Type: raftfsm.TypeCloseSession, Session: id, Time: s.nowMillis()}, nil)
 	return res != nil && res.Code == 0
+}
+
+// advanced runs when a test advances the server's clock (a clock.Advancer
+// such as servertest's fake clock): on the leader, it expires the sessions
+// and reaps the TTL nodes and containers that the new time makes due, and
+// returns once each is applied here, so that the test finds them gone.
+// Raft's own timing stays real: the clock moves what ZooKeeper times
+// itself (sessions, TTLs, containers), and the leader proposes what is due.
+func (s *Server) advanced() {
+	select {
+	case <-s.quit:
+		return
+	default:
+	}
+	if !s.node.Leading() {
+		return
+	}
+	s.mu.Lock()
+	expired := s.tracker.Expired(s.clock.Elapsed())
+	s.mu.Unlock()
+	for _, id := range expired {
+		s.log.Info("session expired", "session", hexID(id), "by", "the clock advanced")
+		s.stats.expired.Add(1)
+		s.proposeWait(&raftfsm.Command{Type: raftfsm.TypeCloseSession, Session: id, Time: s.nowMillis()}, nil)
+	}
+	// A reap can empty a container, due in the next pass; each pass must
+	// make progress.
+	for reaped := true; reaped; {
+		reaped = false
+		now := s.nowMillis()
+		var paths []string
+		s.fsm.Read(func(t *treeT) { paths = t.Reapable(now, math.MaxInt32) })
+		for _, p := range paths {
+			r := s.proposeWait(&raftfsm.Command{Type: raftfsm.TypeReap, Path: p, Time: now}, nil)
+			reaped = reaped || r != nil && r.Code == 0
+		}
+	}
 }
 
 // reapContainers deletes empty containers and expired TTL nodes every

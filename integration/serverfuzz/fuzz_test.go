@@ -74,7 +74,7 @@ func FuzzServer(f *testing.F) {
 		if err := srv.FSM().Check(); err != nil {
 			t.Fatalf("state invariants broken: %v\nprogram:\n%s", err, prog)
 		}
-		if err := settles(srv, baseline); err != nil {
+		if err := settles(srv.Server, baseline); err != nil {
 			t.Fatalf("%v\nprogram:\n%s", err, prog)
 		}
 	})

@@ -165,21 +165,17 @@ func (m *memLog) bytesAfter(index uint64) int64 {
 }
 
 // newestWithin returns how many of the newest entries held fit in budget
-// bytes.
+// bytes, or math.MaxUint64 when all of them do.
 func (m *memLog) newestWithin(budget int64) uint64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	n := len(m.cum)
-	if n == 0 {
-		return 0
+	if n == 0 || m.heldLocked() <= budget {
+		return math.MaxUint64
 	}
 	end := m.cum[n-1]
 	// The oldest i such that the entries after i (i excluded) fit; the
 	// entries i+1..n-1 are n-1-i.
 	i := sort.Search(n, func(i int) bool { return end-m.cum[i] <= budget })
-	fit := n - 1 - i
-	if i == 0 && end-m.base <= budget {
-		fit = n
-	}
-	return uint64(fit)
+	return uint64(n - 1 - i)
 }

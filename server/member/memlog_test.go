@@ -1,6 +1,7 @@
 package member
 
 import (
+	"math"
 	"testing"
 
 	"github.com/hashicorp/raft"
@@ -63,14 +64,14 @@ func TestMemLog_CountsBytesHeld(t *testing.T) {
 			tc.change(t, l)
 			if tc.lo > tc.hi {
 				assert.Zero(t, l.held())
-				assert.Zero(t, l.newestWithin(1<<30))
+				assert.Equal(t, uint64(math.MaxUint64), l.newestWithin(0), "nothing held: no bound")
 				return
 			}
 			assert.Equal(t, sizes(tc.lo, tc.hi), l.held())
 			assert.Equal(t, sizes(tc.lo, tc.hi), l.bytesAfter(0), "after an index before the log")
 			assert.Equal(t, sizes(tc.lo+2, tc.hi), l.bytesAfter(tc.lo+1))
 			assert.Zero(t, l.bytesAfter(tc.hi))
-			assert.Equal(t, tc.hi-tc.lo+1, l.newestWithin(l.held()), "all fit in what they hold")
+			assert.Equal(t, uint64(math.MaxUint64), l.newestWithin(l.held()), "all fit in what they hold: no bound")
 			assert.Equal(t, tc.hi-tc.lo, l.newestWithin(l.held()-1), "all but the oldest fit in a byte less")
 			assert.Equal(t, uint64(1), l.newestWithin(sizes(tc.hi, tc.hi)), "the newest alone")
 			assert.Zero(t, l.newestWithin(sizes(tc.hi, tc.hi)-1), "not even the newest")

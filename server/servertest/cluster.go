@@ -21,6 +21,7 @@ type Cluster struct {
 	t         testing.TB
 	links     *server.Links
 	members   []*member
+	fake      *clock.Fake // WithFakeClock's, shared by the members
 	closeOnce sync.Once
 }
 
@@ -68,6 +69,7 @@ func NewCluster(t testing.TB, n int, opts ...Option) *Cluster {
 		if m.cfg.Clock == nil {
 			m.cfg.Clock = clock.NewReal()
 		}
+		c.fake = fakeOf(m.cfg)
 		m.clock = clock.NewSteppable(m.cfg.Clock)
 		m.cfg.Clock = m.clock
 	}
@@ -102,6 +104,12 @@ func (c *Cluster) start(m *member, lns [3]net.Listener) error {
 	m.srv = srv
 	return nil
 }
+
+// Advance moves the members' fake clock (WithFakeClock) forward by d, and
+// returns once the leader has expired the sessions and reaped the TTL
+// nodes and containers the new time makes due (each member applies them
+// in its own time, as any write).
+func (c *Cluster) Advance(d time.Duration) { c.t.Helper(); advance(c.t, c.fake, d) }
 
 func (c *Cluster) waitReady() {
 	c.t.Helper()

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/zkraft/zkraft/server"
+	"github.com/zkraft/zkraft/server/clock"
 )
 
 // Option adjusts the configuration of a test server.
@@ -66,9 +67,22 @@ func WithObservers(k int) Option {
 	}
 }
 
+// Server is a standalone test server: the *server.Server, and what the
+// test controls besides.
+type Server struct {
+	*server.Server
+	t    testing.TB
+	fake *clock.Fake // WithFakeClock's
+}
+
+// Advance moves the server's fake clock (WithFakeClock) forward by d, and
+// returns once the sessions, TTL nodes and containers the new time makes
+// due are gone.
+func (s *Server) Advance(d time.Duration) { s.t.Helper(); advance(s.t, s.fake, d) }
+
 // NewServer starts a standalone server for t (in memory unless
 // WithDurable), ready when it returns, with the defaults of testConfig.
-func NewServer(t testing.TB, opts ...Option) *server.Server {
+func NewServer(t testing.TB, opts ...Option) *Server {
 	t.Helper()
 	cfg := testConfig(t, opts)
 	if cfg.DataDir == durableMarker {
@@ -87,7 +101,7 @@ func NewServer(t testing.TB, opts ...Option) *server.Server {
 			t.Errorf("servertest: state invariants broken after the test: %v", err)
 		}
 	})
-	return srv
+	return &Server{Server: srv, t: t, fake: fakeOf(cfg)}
 }
 
 // testLogger logs to the test's output (shown for failing tests only) until
