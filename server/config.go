@@ -130,6 +130,38 @@ type Config struct {
 	// deadlines. Fault tests step a member's wall clock with a
 	// clock.Steppable.
 	Clock clock.Clock
+	// RequestHook, when set, sees each client request (pings excepted)
+	// before the server handles it, and may delay, fail or lose it:
+	// servertest's fault rules. It must be safe for concurrent use.
+	RequestHook RequestHook
+}
+
+// RequestHook decides what fault, if any, a client request meets.
+type RequestHook interface {
+	Request(RequestInfo) Fault
+}
+
+// RequestInfo is what a RequestHook knows of a request.
+type RequestInfo struct {
+	Member  int     // the server id of the member the client is on
+	Session int64   // the client's session
+	Op      wire.Op // the opcode
+	Path    string  // the path the request names first ("" for a multi, auth or setWatches)
+}
+
+// Fault is what befalls a request; the zero Fault is none.
+type Fault struct {
+	// Delay holds the request back before it is handled (and, since a
+	// session's requests are answered in order, those after it).
+	Delay time.Duration
+	// Fail answers the request with this error code, unhandled.
+	Fail wire.Code
+	// CloseBefore closes the connection instead of handling the request.
+	CloseBefore bool
+	// LoseReply handles the request (a write is applied) but closes the
+	// connection instead of sending its reply: the client sees its
+	// connection lost, and cannot tell whether the request took effect.
+	LoseReply bool
 }
 
 // Peer is one member of a cluster: zoo.cfg's server.N=host:port1:port2.

@@ -32,6 +32,14 @@ func (c *conn) handle(frame []byte, now time.Time) (string, bool) {
 	c.srv.stats.received.Add(1)
 	c.touch(now)
 	req := request{xid: h.Xid, op: h.OpCode, start: now}
+	if hook := c.srv.cfg.RequestHook; hook != nil && h.OpCode != wire.OpPing {
+		f := hook.Request(RequestInfo{Member: c.srv.cfg.ServerID, Session: c.session, Op: h.OpCode,
+			Path: leadingPath(h.OpCode, body)})
+		if reason, ok, answered := c.fault(req, f); answered {
+			return reason, ok
+		}
+		req.lose = f.LoseReply
+	}
 	if c.readOnly.Load() {
 		if reason, ok, answered := c.readOnlyRequest(req); answered {
 			return reason, ok
@@ -61,6 +69,48 @@ type request struct {
 	xid   int32
 	op    wire.Op
 	start time.Time
+	lose  bool // a fault: the connection closes instead of the reply
+}
+
+// fault applies what a RequestHook decided for req, short of losing its
+// reply, and reports whether that answered the request.
+func (c *conn) fault(req request, f Fault) (reason string, ok, answered bool) {
+	if f.Delay > 0 {
+		t := time.NewTimer(f.Delay)
+		select {
+		case <-t.C:
+		case <-c.done:
+			t.Stop()
+			return "closed", false, true
+		}
+	}
+	switch {
+	case f.CloseBefore:
+		return "closed by a fault rule before the request", false, true
+	case f.Fail != 0:
+		if !c.waitDrained() { // in order, after the writes before it
+			return "closed", false, true
+		}
+		c.reply(req, c.srv.fsm.LastZxid(), f.Fail, nil)
+		return "", true, true
+	}
+	return "", true, false
+}
+
+// leadingPath returns the path a request names first, for ops whose body
+// begins with one.
+func leadingPath(op wire.Op, body []byte) string {
+	switch op {
+	case wire.OpCreate, wire.OpDelete, wire.OpExists, wire.OpGetData, wire.OpSetData, wire.OpGetACL,
+		wire.OpSetACL, wire.OpGetChildren, wire.OpSync, wire.OpGetChildren2, wire.OpCheck, wire.OpCreate2,
+		wire.OpCheckWatches, wire.OpRemoveWatches, wire.OpCreateContainer, wire.OpDeleteContainer,
+		wire.OpCreateTTL, wire.OpGetEphemerals, wire.OpGetAllChildrenNumber, wire.OpAddWatch:
+		d := wire.NewDecoder(body)
+		if p := d.String(); d.Err() == nil {
+			return p
+		}
+	}
+	return ""
 }
 
 // submit proposes a write. Its reply is queued by the FSM observer when
@@ -153,6 +203,11 @@ type errorBody struct{ wire.Record }
 // (or the body is an errorBody). A multi's body comes with code OK even when
 // one of its ops failed.
 func (c *conn) reply(req request, zxid int64, code wire.Code, resp wire.Record) {
+	if req.lose { // the replies before it still go out
+		c.log.Debug("a fault rule lost the reply", "op", req.op.String(), "xid", req.xid)
+		c.finish()
+		return
+	}
 	hdr := wire.ReplyHeader{Xid: req.xid, Zxid: zxid, Err: code}
 	c.queue(func(b []byte) []byte {
 		b = hdr.Append(b)

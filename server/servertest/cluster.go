@@ -22,6 +22,7 @@ type Cluster struct {
 	links     *server.Links
 	members   []*member
 	fake      *clock.Fake // WithFakeClock's, shared by the members
+	faults    *Faults     // shared by the members
 	closeOnce sync.Once
 }
 
@@ -40,7 +41,7 @@ type member struct {
 // is ready, or fails over, well within a second.
 func NewCluster(t testing.TB, n int, opts ...Option) *Cluster {
 	t.Helper()
-	c := &Cluster{t: t, links: server.NewLinks()}
+	c := &Cluster{t: t, links: server.NewLinks(), faults: newFaults(t, uint64(time.Now().UnixNano()))}
 	var peers []server.Peer
 	listeners := make([][3]net.Listener, n)
 	for i := range n {
@@ -58,7 +59,7 @@ func NewCluster(t testing.TB, n int, opts ...Option) *Cluster {
 	}
 	for i, m := range c.members {
 		m.cfg = testConfig(t, opts, func(cfg *server.Config) {
-			cfg.ServerID, cfg.Servers, cfg.Links = i+1, peers, c.links
+			cfg.ServerID, cfg.Servers, cfg.Links, cfg.RequestHook = i+1, peers, c.links, c.faults
 		})
 		if m.cfg.RaftTimeout == 0 {
 			m.cfg.RaftTimeout = 100 * time.Millisecond
@@ -104,6 +105,10 @@ func (c *Cluster) start(m *member, lns [3]net.Listener) error {
 	m.srv = srv
 	return nil
 }
+
+// Faults returns the cluster's fault rules, for requests to any member
+// (Rule.Member picks one).
+func (c *Cluster) Faults() *Faults { return c.faults }
 
 // Advance moves the members' fake clock (WithFakeClock) forward by d, and
 // returns once the leader has expired the sessions and reaped the TTL

@@ -71,9 +71,13 @@ func WithObservers(k int) Option {
 // test controls besides.
 type Server struct {
 	*server.Server
-	t    testing.TB
-	fake *clock.Fake // WithFakeClock's
+	t      testing.TB
+	fake   *clock.Fake // WithFakeClock's
+	faults *Faults
 }
+
+// Faults returns the server's fault rules.
+func (s *Server) Faults() *Faults { return s.faults }
 
 // Advance moves the server's fake clock (WithFakeClock) forward by d, and
 // returns once the sessions, TTL nodes and containers the new time makes
@@ -84,7 +88,8 @@ func (s *Server) Advance(d time.Duration) { s.t.Helper(); advance(s.t, s.fake, d
 // WithDurable), ready when it returns, with the defaults of testConfig.
 func NewServer(t testing.TB, opts ...Option) *Server {
 	t.Helper()
-	cfg := testConfig(t, opts)
+	faults := newFaults(t, uint64(time.Now().UnixNano()))
+	cfg := testConfig(t, opts, func(c *server.Config) { c.RequestHook = faults })
 	if cfg.DataDir == durableMarker {
 		cfg.DataDir = t.TempDir()
 	}
@@ -101,7 +106,7 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 			t.Errorf("servertest: state invariants broken after the test: %v", err)
 		}
 	})
-	return &Server{Server: srv, t: t, fake: fakeOf(cfg)}
+	return &Server{Server: srv, t: t, fake: fakeOf(cfg), faults: faults}
 }
 
 // testLogger logs to the test's output (shown for failing tests only) until

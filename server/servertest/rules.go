@@ -1,0 +1,184 @@
+package servertest
+
+import (
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/zkraft/zkraft/server"
+	"github.com/zkraft/zkraft/wire"
+)
+
+// Rule picks client requests and the fault they meet: any of Ops (none:
+// every op) on Path (exactly, or every path under it with Prefix) from
+// Session on Member (0: any), from the Nth match on (0 or 1: the first),
+// Times times (0: once; Forever: always), each match with Probability
+// (0: always) drawn from the rules' seeded source.
+type Rule struct {
+	Ops         []wire.Op
+	Path        string
+	Prefix      bool
+	Session     int64
+	Member      int // a server id: member i of a Cluster is i+1
+	Nth         int
+	Times       int
+	Probability float64
+	Fault       server.Fault
+}
+
+// Forever is Rule.Times for a rule that never runs out.
+const Forever = -1
+
+// Common faults.
+var (
+	// LoseReply applies a write (or answers a read) but closes the
+	// connection instead of replying: "did my create happen?".
+	LoseReply = server.Fault{LoseReply: true}
+	// CloseBefore closes the connection instead of handling the request.
+	CloseBefore = server.Fault{CloseBefore: true}
+)
+
+// FailWith answers the request with a ZooKeeper error code, unhandled
+// (wire.CodeConnectionLoss, wire.CodeOperationTimeout,
+// wire.CodeSessionExpired...).
+func FailWith(code wire.Code) server.Fault { return server.Fault{Fail: code} }
+
+// RuleState is a rule as Faults.List shows it.
+type RuleState struct {
+	ID      int
+	Rule    Rule
+	Matched int // requests it matched
+	Fired   int // faults it caused
+}
+
+// Faults holds the fault rules of a server or cluster (Server.Faults,
+// Cluster.Faults). Rules are checked in the order they were added; the
+// first that fires decides a request's fault. Each firing is logged to the
+// test.
+type Faults struct {
+	log  *slog.Logger // the test's, which drops what comes after the test
+	seed uint64
+	mu   sync.Mutex // guards the rest
+	rng  *rand.Rand
+	next int
+	live []*RuleState
+}
+
+func newFaults(t testing.TB, seed uint64) *Faults {
+	f := &Faults{log: testLogger(t), next: 1}
+	f.Seed(seed)
+	return f
+}
+
+// Seed restarts the source of the rules' probabilities from seed, so that
+// a run can be repeated (each firing of a rule with a Probability logs the
+// seed).
+func (f *Faults) Seed(seed uint64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.seed, f.rng = seed, rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+}
+
+// Add adds a rule and returns its id.
+func (f *Faults) Add(r Rule) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	id := f.next
+	f.next++
+	f.live = append(f.live, &RuleState{ID: id, Rule: r})
+	return id
+}
+
+// Remove removes a rule, and reports whether it was there.
+func (f *Faults) Remove(id int) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := len(f.live)
+	f.live = slices.DeleteFunc(f.live, func(s *RuleState) bool { return s.ID == id })
+	return len(f.live) < n
+}
+
+// List returns the rules, with how often each matched and fired.
+func (f *Faults) List() []RuleState {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make([]RuleState, len(f.live))
+	for i, s := range f.live {
+		out[i] = *s
+	}
+	return out
+}
+
+// Request implements server.RequestHook.
+func (f *Faults) Request(req server.RequestInfo) server.Fault {
+	f.mu.Lock()
+	var fired *RuleState
+	for _, s := range f.live {
+		if !s.Rule.matches(req) {
+			continue
+		}
+		s.Matched++
+		if s.Matched < max(s.Rule.Nth, 1) || s.Rule.Times != Forever && s.Fired >= max(s.Rule.Times, 1) {
+			continue
+		}
+		if s.Rule.Probability > 0 && f.rng.Float64() >= s.Rule.Probability {
+			continue
+		}
+		s.Fired++
+		fired = s
+		break
+	}
+	var state RuleState
+	if fired != nil {
+		state = *fired
+	}
+	seed := f.seed
+	f.mu.Unlock()
+	if fired == nil {
+		return server.Fault{}
+	}
+	args := []any{"rule", state.ID, "match", state.Matched, "op", req.Op.String(), "path", req.Path,
+		"session", fmt.Sprintf("0x%x", req.Session), "member", req.Member, "fault", describeFault(state.Rule.Fault)}
+	if state.Rule.Probability > 0 {
+		args = append(args, "seed", seed)
+	}
+	f.log.Info("servertest: a fault rule fired", args...)
+	return state.Rule.Fault
+}
+
+func (r Rule) matches(req server.RequestInfo) bool {
+	switch {
+	case len(r.Ops) > 0 && !slices.Contains(r.Ops, req.Op):
+		return false
+	case r.Session != 0 && r.Session != req.Session, r.Member != 0 && r.Member != req.Member:
+		return false
+	case r.Path == "" || r.Path == req.Path:
+		return true
+	case r.Prefix:
+		return strings.HasPrefix(req.Path, strings.TrimSuffix(r.Path, "/")+"/")
+	}
+	return false
+}
+
+func describeFault(f server.Fault) string {
+	var parts []string
+	if f.Delay > 0 {
+		parts = append(parts, "delayed "+f.Delay.String())
+	}
+	switch {
+	case f.CloseBefore:
+		parts = append(parts, "connection closed before it")
+	case f.Fail != 0:
+		parts = append(parts, fmt.Sprintf("failed with %v", f.Fail))
+	case f.LoseReply:
+		parts = append(parts, "handled, its reply lost with the connection")
+	}
+	if len(parts) == 0 {
+		return "no fault"
+	}
+	return strings.Join(parts, ", ")
+}

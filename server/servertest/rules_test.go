@@ -1,0 +1,135 @@
+package servertest_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkraft/zkraft/server"
+	"github.com/zkraft/zkraft/server/servertest"
+	"github.com/zkraft/zkraft/wire"
+)
+
+var openACL = zk.WorldACL(zk.PermAll)
+
+// session connects and waits for the session, closed with the test.
+func session(t *testing.T, addr string) *zk.Conn {
+	t.Helper()
+	conn, events := connect(t, addr, 10*time.Second)
+	waitState(t, events, zk.StateHasSession)
+	return conn
+}
+
+func TestFaults_FailWith(t *testing.T) {
+	srv := servertest.NewServer(t)
+	conn := session(t, srv.ConnectString())
+	id := srv.Faults().Add(servertest.Rule{Ops: []wire.Op{wire.OpCreate}, Path: "/a",
+		Fault: servertest.FailWith(wire.CodeOperationTimeout), Times: 2})
+	for range 2 {
+		_, err := conn.Create("/a", nil, 0, openACL)
+		assert.EqualError(t, err, "unknown error: -7", "OPERATIONTIMEOUT, which go-zookeeper has no name for")
+	}
+	_, err := conn.Create("/a", nil, 0, openACL)
+	require.NoError(t, err, "the rule fired twice, as it said")
+	_, err = conn.Create("/b", nil, 0, openACL)
+	require.NoError(t, err, "another path")
+	assert.Equal(t, []servertest.RuleState{{ID: id, Rule: srv.Faults().List()[0].Rule, Matched: 3, Fired: 2}},
+		srv.Faults().List())
+	assert.True(t, srv.Faults().Remove(id))
+	assert.False(t, srv.Faults().Remove(id), "already gone")
+	assert.Empty(t, srv.Faults().List())
+}
+
+func TestFaults_Matching(t *testing.T) {
+	srv := servertest.NewServer(t)
+	a, b := session(t, srv.ConnectString()), session(t, srv.ConnectString())
+	_, err := a.Create("/dir", nil, 0, openACL)
+	require.NoError(t, err)
+	srv.Faults().Add(servertest.Rule{Path: "/dir", Prefix: true, Session: b.SessionID(), Nth: 2, Times: servertest.Forever,
+		Fault: servertest.FailWith(wire.CodeNoAuth)})
+	tests := []struct {
+		conn *zk.Conn
+		path string
+		fail bool
+	}{
+		{b, "/dir/1", false}, // the first match: Nth is 2
+		{b, "/dir/2", true},
+		{a, "/dir/3", false}, // another session
+		{b, "/dirx", false},  // not under /dir
+		{b, "/dir/4", true},  // forever
+		{b, "/dir/4/5", true},
+	}
+	for _, tc := range tests {
+		_, err := tc.conn.Create(tc.path, nil, 0, openACL)
+		if tc.fail {
+			assert.ErrorIs(t, err, zk.ErrNoAuth, tc.path)
+		} else {
+			assert.NoError(t, err, tc.path)
+		}
+	}
+}
+
+// The classic case: the create is applied, the reply lost with the
+// connection; the client cannot tell, and finds the node there.
+func TestFaults_LoseReply(t *testing.T) {
+	srv := servertest.NewServer(t)
+	conn := session(t, srv.ConnectString())
+	srv.Faults().Add(servertest.Rule{Ops: []wire.Op{wire.OpCreate}, Path: "/maybe", Fault: servertest.LoseReply})
+	_, err := conn.Create("/maybe", nil, 0, openACL)
+	assert.ErrorIs(t, err, zk.ErrConnectionClosed)
+	_, err = conn.Create("/maybe", nil, 0, openACL)
+	assert.ErrorIs(t, err, zk.ErrNodeExists, "it happened")
+}
+
+func TestFaults_CloseBefore(t *testing.T) {
+	srv := servertest.NewServer(t)
+	conn := session(t, srv.ConnectString())
+	srv.Faults().Add(servertest.Rule{Ops: []wire.Op{wire.OpCreate}, Path: "/never", Fault: servertest.CloseBefore})
+	_, err := conn.Create("/never", nil, 0, openACL)
+	assert.ErrorIs(t, err, zk.ErrConnectionClosed)
+	exists, _, err := conn.Exists("/never")
+	require.NoError(t, err)
+	assert.False(t, exists, "it did not happen")
+}
+
+func TestFaults_DelayAndProbability(t *testing.T) {
+	srv := servertest.NewServer(t)
+	conn := session(t, srv.ConnectString())
+	srv.Faults().Add(servertest.Rule{Ops: []wire.Op{wire.OpGetData}, Fault: server.Fault{Delay: 100 * time.Millisecond}})
+	start := time.Now()
+	_, _, err := conn.Get("/")
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, time.Since(start), 100*time.Millisecond, "held back")
+
+	// With a seed, a probability picks the same requests each run.
+	failures := func(seed uint64) []bool {
+		srv.Faults().Seed(seed)
+		id := srv.Faults().Add(servertest.Rule{Ops: []wire.Op{wire.OpExists}, Probability: 0.5, Times: servertest.Forever,
+			Fault: servertest.FailWith(wire.CodeSystemError)})
+		defer srv.Faults().Remove(id)
+		var out []bool
+		for range 40 {
+			_, _, err := conn.Exists("/")
+			out = append(out, err != nil)
+		}
+		return out
+	}
+	first := failures(7)
+	assert.Equal(t, first, failures(7), "the same seed, the same requests fail")
+	assert.Contains(t, first, true)
+	assert.Contains(t, first, false)
+}
+
+func TestFaults_ClusterMember(t *testing.T) {
+	c := servertest.NewCluster(t, 3)
+	f := (c.Leader() + 1) % 3
+	onF, other := session(t, c.Addr(f)), session(t, c.Addr((f+1)%3))
+	c.Faults().Add(servertest.Rule{Member: f + 1, Times: servertest.Forever, Fault: servertest.FailWith(wire.CodeOperationTimeout)})
+	_, err := onF.Create("/x", nil, 0, openACL)
+	assert.EqualError(t, err, "unknown error: -7", "a client of member %d", f)
+	_, err = other.Create("/x", nil, 0, openACL)
+	assert.NoError(t, err, "a client of another member")
+}
