@@ -3,6 +3,8 @@ package lockrecipe_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"net"
 	"slices"
 	"strings"
 	"sync"
@@ -127,6 +129,57 @@ func waitChildren(t testing.TB, conn *zk.Conn, path string, n int) {
 			c.Errorf("children of %s: %v", path, err)
 		}
 	}, waitTimeout, 2*time.Millisecond)
+}
+
+// waitWatchers waits until the first server of addr reports, in its wchp
+// four-letter word, at least n sessions watching path.
+func waitWatchers(t testing.TB, addr, path string, n int) {
+	t.Helper()
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		text, err := fourLetterWord(strings.Split(addr, ",")[0], "wchp")
+		if err != nil {
+			c.Errorf("wchp: %v", err)
+			return
+		}
+		if got := watchersOf(text, path); got < n {
+			c.Errorf("%s has %d watching sessions, want %d", path, got, n)
+		}
+	}, waitTimeout, 2*time.Millisecond)
+}
+
+// watchersOf counts the sessions wchp's text lists under path: a path's
+// line is followed by one indented line per session watching it.
+func watchersOf(wchp, path string) int {
+	count, in := 0, false
+	for line := range strings.Lines(wchp) {
+		line = strings.TrimRight(line, "\n")
+		switch {
+		case strings.HasPrefix(line, "\t"):
+			if in {
+				count++
+			}
+		default:
+			in = line == path
+		}
+	}
+	return count
+}
+
+// fourLetterWord sends a four-letter word to addr and returns the answer.
+func fourLetterWord(addr, word string) (string, error) {
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	if err := c.SetDeadline(time.Now().Add(5 * time.Second)); err != nil {
+		return "", err
+	}
+	if _, err := c.Write([]byte(word)); err != nil {
+		return "", err
+	}
+	b, err := io.ReadAll(c)
+	return string(b), err
 }
 
 // wait waits for ch to close or receive.

@@ -3,6 +3,7 @@ package lockrecipe_test
 import (
 	"context"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -195,6 +196,15 @@ func checkOneNotificationPerRelease(t *testing.T, addr string) {
 			}
 		})
 		waitChildren(t, observer.Conn, path, i+1)
+	}
+	// A waiter's node is there before its watch on the node ahead: wait
+	// until each node but the last is watched by its guard and by the
+	// waiter behind it, or a release could pass a waiter not yet watching
+	// and notify nobody.
+	queue := children(t, observer.Conn, path)
+	slices.SortFunc(queue, func(a, b string) int { return strings.Compare(a[len(a)-10:], b[len(b)-10:]) })
+	for _, name := range queue[:len(queue)-1] {
+		waitWatchers(t, addr, path+"/"+name, 2)
 	}
 	require.NoError(t, holder.Release())
 	wg.Wait()
