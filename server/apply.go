@@ -38,6 +38,7 @@ func (s *Server) Applied(_ *tree.Tree, r *raftfsm.Result) {
 		s.node.SetServers(members)
 	}
 	s.node.Applied(int64(r.Index))
+	s.changed.notify()
 	// After the callback: a client's own closeSession gets its reply queued
 	// before its connection is told to finish.
 	if cmd.Type == raftfsm.TypeCloseSession && r.Code == 0 {
@@ -67,6 +68,7 @@ func (s *Server) Restored(t *tree.Tree) {
 		}
 	}
 	s.goOwned("reconcile", s.reconcileSessions)
+	s.changed.notify()
 }
 
 // reconcileSessions makes the tracker and the connections agree with the

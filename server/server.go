@@ -29,6 +29,7 @@ type Server struct {
 	log     *slog.Logger
 	fsm     *raftfsm.FSM
 	watches *watchRegistry
+	changed changes // what Changed hands out
 	pending pendingTable
 	stats   serverStats
 	started time.Time
@@ -67,7 +68,6 @@ func New(cfg Config) (*Server, error) {
 		clock:     cfg.Clock,
 		cfg:       cfg,
 		log:       cfg.Logger,
-		watches:   newWatchRegistry(),
 		listeners: make(map[net.Listener]struct{}),
 		conns:     make(map[*conn]struct{}),
 		bySession: make(map[int64]*conn),
@@ -75,6 +75,7 @@ func New(cfg Config) (*Server, error) {
 		tracker:   session.NewTracker(cfg.TickTime),
 		quit:      make(chan struct{}),
 	}
+	s.watches = newWatchRegistry(&s.changed)
 	s.pending.init()
 	s.fsm = raftfsm.New(s)
 	if cfg.clustered() {

@@ -36,12 +36,13 @@ const (
 type watchRegistry struct {
 	mu         sync.Mutex // guards the fields below and conns' dataPaths/childPaths
 	tables     [2]map[string]map[*conn]mode
-	recursives int // recursive watches registered; 0 means no ancestor walk
-	watches    int // watches in both tables
+	recursives int      // recursive watches registered; 0 means no ancestor walk
+	watches    int      // watches in both tables
+	changed    *changes // told when a watch comes or goes
 }
 
-func newWatchRegistry() *watchRegistry {
-	return &watchRegistry{tables: [2]map[string]map[*conn]mode{{}, {}}}
+func newWatchRegistry(changed *changes) *watchRegistry {
+	return &watchRegistry{tables: [2]map[string]map[*conn]mode{{}, {}}, changed: changed}
 }
 
 func (c *conn) watchPaths(t table) *map[string]struct{} {
@@ -75,6 +76,7 @@ func (w *watchRegistry) addMode(c *conn, path string, t table, m mode) {
 		w.recursives++
 	}
 	watchers[c] = m
+	w.changed.notify()
 	paths := c.watchPaths(t)
 	if *paths == nil {
 		*paths = make(map[string]struct{})
@@ -113,6 +115,7 @@ func (w *watchRegistry) removeLocked(c *conn, path string, t table) {
 		if len(watchers) == 0 {
 			delete(w.tables[t], path)
 		}
+		w.changed.notify()
 	}
 	delete(*c.watchPaths(t), path)
 }

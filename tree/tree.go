@@ -243,3 +243,13 @@ func (t *Tree) HasEphemerals(session int64) bool {
 	set := t.ephemerals[session]
 	return set != nil && set.len() > 0
 }
+
+// KindOf returns the kind of the node at path (persistent, ephemeral,
+// container or TTL) and, for a TTL node, its TTL in milliseconds.
+func (t *Tree) KindOf(path string) (kind Kind, ttl int64, ok bool) {
+	n := t.lookup(path)
+	if n == nil {
+		return 0, 0, false
+	}
+	return n.kind, n.ttl, true
+}

@@ -1,0 +1,172 @@
+package chroot
+
+import (
+	"encoding/binary"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/zkraft/zkraft/wire"
+)
+
+// Create makes the node at root, and any missing ancestor, as persistent
+// nodes open to all, on the server at addr, authenticated with digest
+// credentials ("user:password"; empty for none). Nodes already there are
+// no error.
+func Create(addr, digest, root string) error {
+	c, err := dial(addr, digest)
+	if err != nil {
+		return err
+	}
+	defer c.close()
+	for i := 1; i <= len(root); i++ {
+		if i < len(root) && root[i] != '/' {
+			continue
+		}
+		req := &wire.CreateRequest{Path: root[:i], Data: []byte{}, ACL: wire.OpenACLUnsafe}
+		code, err := c.call(c.next(), wire.OpCreate, req, nil)
+		if err != nil {
+			return err
+		}
+		if code != wire.CodeOK && code != wire.CodeNodeExists {
+			return fmt.Errorf("chroot: create %s: %v", root[:i], code)
+		}
+	}
+	return nil
+}
+
+// Remove deletes the node at root and everything below it on the server at
+// addr, authenticated with digest credentials ("user:password"; a
+// superuser's passes every ACL). Nodes that go meanwhile (ephemerals of
+// closing sessions, reaped containers) are no error.
+func Remove(addr, digest, root string) error {
+	c, err := dial(addr, digest)
+	if err != nil {
+		return err
+	}
+	defer c.close()
+	return c.removeAll(root)
+}
+
+// client is a minimal synchronous ZooKeeper client, enough to remove a
+// tree: one request at a time, events skipped.
+type client struct {
+	conn   net.Conn
+	frames *wire.FrameReader
+	xid    int32
+	events []wire.WatcherEvent // notifications received, in order
+}
+
+func dial(addr, digest string) (*client, error) {
+	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	conn.SetDeadline(time.Now().Add(30 * time.Second))
+	c := &client{conn: conn, frames: wire.NewFrameReader(conn, 64<<20)}
+	req := &wire.ConnectRequest{TimeOut: 10000, Passwd: make([]byte, 16)}
+	if err := c.send(req.Append(nil)); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	frame, err := c.frames.Next()
+	var resp wire.ConnectResponse
+	if err == nil {
+		_, err = resp.Decode(frame)
+	}
+	if err == nil && resp.SessionID == 0 {
+		err = fmt.Errorf("chroot: no session from %s", addr)
+	}
+	if err == nil && digest != "" {
+		auth := &wire.AuthPacket{Scheme: "digest", Auth: []byte(digest)}
+		var code wire.Code
+		if code, err = c.call(wire.XidAuth, wire.OpAuth, auth, nil); err == nil && code != wire.CodeOK {
+			err = fmt.Errorf("chroot: auth: %v", code)
+		}
+	}
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *client) send(body []byte) error {
+	frame := binary.BigEndian.AppendUint32(make([]byte, 0, 4+len(body)), uint32(len(body)))
+	_, err := c.conn.Write(append(frame, body...))
+	return err
+}
+
+// call sends one request and decodes its reply into resp when it succeeds.
+func (c *client) call(xid int32, op wire.Op, req, resp wire.Record) (wire.Code, error) {
+	body := wire.RequestHeader{Xid: xid, OpCode: op}.Append(nil)
+	if req != nil {
+		body = req.Append(body)
+	}
+	if err := c.send(body); err != nil {
+		return 0, err
+	}
+	for {
+		frame, err := c.frames.Next()
+		if err != nil {
+			return 0, err
+		}
+		var h wire.ReplyHeader
+		n, err := h.Decode(frame)
+		if err != nil {
+			return 0, err
+		}
+		if h.Xid == wire.XidNotification {
+			var ev wire.WatcherEvent
+			if _, err := ev.Decode(frame[n:]); err == nil {
+				c.events = append(c.events, ev)
+			}
+			continue
+		}
+		if h.Xid != xid {
+			continue
+		}
+		if h.Err == wire.CodeOK && resp != nil {
+			if _, err := resp.Decode(frame[n:]); err != nil {
+				return 0, err
+			}
+		}
+		return h.Err, nil
+	}
+}
+
+func (c *client) next() int32 { c.xid++; return c.xid }
+
+// removeAll deletes the children of path, depth first, then path.
+func (c *client) removeAll(path string) error {
+	var children wire.GetChildrenResponse
+	code, err := c.call(c.next(), wire.OpGetChildren, &wire.PathWatchRequest{Path: path}, &children)
+	switch {
+	case err != nil:
+		return err
+	case code == wire.CodeNoNode:
+		return nil
+	case code != wire.CodeOK:
+		return fmt.Errorf("chroot: list %s: %v", path, code)
+	}
+	for _, name := range children.Children {
+		if err := c.removeAll(path + "/" + name); err != nil {
+			return err
+		}
+	}
+	code, err = c.call(c.next(), wire.OpDelete, &wire.DeleteRequest{Path: path, Version: -1}, nil)
+	switch {
+	case err != nil:
+		return err
+	case code == wire.CodeNotEmpty: // a child came meanwhile
+		return c.removeAll(path)
+	case code != wire.CodeOK && code != wire.CodeNoNode:
+		return fmt.Errorf("chroot: delete %s: %v", path, code)
+	}
+	return nil
+}
+
+func (c *client) close() {
+	c.call(c.next(), wire.OpCloseSession, nil, nil)
+	c.conn.Close()
+}
