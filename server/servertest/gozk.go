@@ -75,34 +75,16 @@ func (tc *TestCluster) ConnectAllTimeout(sessionTimeout time.Duration) (*zk.Conn
 }
 
 // ConnectWithOptions connects a client to every member with the given
-// session timeout and go-zookeeper options (zk.WithLogger, ...: up to
-// eight).
+// session timeout and go-zookeeper options (zk.WithLogger, ...).
 func (tc *TestCluster) ConnectWithOptions(sessionTimeout time.Duration, options ...func(*zk.Conn)) (*zk.Conn, <-chan zk.Event, error) {
 	hosts := strings.Split(tc.cluster.ConnectString(), ",")
-	// go-zookeeper's option type is unexported: each option is passed on
-	// by itself.
-	o := options
-	switch len(o) {
-	case 0:
-		return zk.Connect(hosts, sessionTimeout)
-	case 1:
-		return zk.Connect(hosts, sessionTimeout, o[0])
-	case 2:
-		return zk.Connect(hosts, sessionTimeout, o[0], o[1])
-	case 3:
-		return zk.Connect(hosts, sessionTimeout, o[0], o[1], o[2])
-	case 4:
-		return zk.Connect(hosts, sessionTimeout, o[0], o[1], o[2], o[3])
-	case 5:
-		return zk.Connect(hosts, sessionTimeout, o[0], o[1], o[2], o[3], o[4])
-	case 6:
-		return zk.Connect(hosts, sessionTimeout, o[0], o[1], o[2], o[3], o[4], o[5])
-	case 7:
-		return zk.Connect(hosts, sessionTimeout, o[0], o[1], o[2], o[3], o[4], o[5], o[6])
-	case 8:
-		return zk.Connect(hosts, sessionTimeout, o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[7])
-	}
-	return nil, nil, fmt.Errorf("servertest: %d go-zookeeper options, at most 8", len(o))
+	// go-zookeeper's option type is unexported, but a func literal is
+	// assignable to it: the options go in as one.
+	return zk.Connect(hosts, sessionTimeout, func(c *zk.Conn) {
+		for _, o := range options {
+			o(c)
+		}
+	})
 }
 
 // member returns the index of the member at server, an address as
