@@ -35,9 +35,10 @@ type TestServer struct {
 
 // StartTestCluster starts size durable members in the test's process and
 // returns once one leads and all serve; they stop with the test (Stop
-// stops them sooner). stdout and stderr are accepted for the signature's
+// stops them sooner). go-zookeeper's takes a *testing.T; any testing.TB
+// does here. stdout and stderr are accepted for the signature's
 // sake: the members log to the test's output.
-func StartTestCluster(t *testing.T, size int, stdout, stderr io.Writer) (*TestCluster, error) {
+func StartTestCluster(t testing.TB, size int, stdout, stderr io.Writer) (*TestCluster, error) {
 	t.Helper()
 	if size < 1 {
 		return nil, fmt.Errorf("servertest: a cluster of %d members", size)

@@ -2,6 +2,24 @@
 // starts HTTP servers: on 127.0.0.1 with a port chosen by the OS, ready when
 // the call returns, logging to the test, and stopped by t.Cleanup, which
 // also checks the server's state invariants.
+//
+// Beyond starting servers (NewServer) and clusters (NewCluster, and
+// StartTestCluster in go-zookeeper's shape), a test gets:
+//
+//   - virtual time: WithFakeClock and Advance (clock.go);
+//   - faults on single requests: Faults and Rule (rules.go), and on members
+//     and links: Kill, Restart, Wipe, Partition, Degrade, StepClock
+//     (faults.go);
+//   - the server's state as values, and waits without sleeping: Inspect
+//     and Inspector (inspect.go);
+//   - parallel tests on one shared server, each in a namespace of its own:
+//     Shared and Namespace (shared.go);
+//   - a checker of what its clients saw: the history sub-package.
+//
+// The server knows nothing of tests: it offers hooks that cost nothing when
+// unused (server.Config.RequestHook, a clock.Advancer as its clock,
+// Server.Changed, Server.Watches), and a namespace is a listener of
+// servertest's own in front of it. DESIGN.md says how the pieces meet.
 package servertest
 
 import (

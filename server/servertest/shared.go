@@ -46,9 +46,9 @@ type Namespace struct {
 // of t.Parallel tests then pay a server's start once.
 func Shared(t testing.TB) *Namespace {
 	t.Helper()
-	srv, release := shared.acquire(t)
+	srv, admin, release := shared.acquire(t)
 	root := shared.root(t.Name())
-	if err := chroot.Create(srv.ConnectString(), shared.digest, root); err != nil {
+	if err := admin.Create(root); err != nil {
 		release()
 		t.Fatalf("servertest: shared namespace %s: %v", root, err)
 	}
@@ -64,7 +64,7 @@ func Shared(t testing.TB) *Namespace {
 		for _, id := range proxy.Sessions() {
 			srv.ExpireSession(id)
 		}
-		if err := chroot.Remove(srv.ConnectString(), shared.digest, root); err != nil {
+		if err := admin.Remove(root, postOrder(srv, root)); err != nil {
 			t.Errorf("servertest: removing shared namespace %s: %v", root, err)
 		}
 	})
@@ -110,16 +110,16 @@ func (n *Namespace) Inspect() *Inspector {
 var shared sharedServer
 
 type sharedServer struct {
-	mu     sync.Mutex // guards the fields below
-	srv    *server.Server
-	users  int
-	seq    int
-	digest string // the superuser's "super:password", to clean up namespaces
+	mu    sync.Mutex // guards the fields below
+	srv   *server.Server
+	admin *chroot.Admin // a superuser's session: makes and removes namespaces
+	users int
+	seq   int
 }
 
-// acquire returns the shared server, starting it if no test holds it, and
-// a release to call when the test is done with it.
-func (s *sharedServer) acquire(t testing.TB) (*server.Server, func()) {
+// acquire returns the shared server, starting it if no test holds it, its
+// Admin, and a release to call when the test is done with it.
+func (s *sharedServer) acquire(t testing.TB) (*server.Server, *chroot.Admin, func()) {
 	t.Helper()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -137,12 +137,12 @@ func (s *sharedServer) acquire(t testing.TB) (*server.Server, func()) {
 		if err != nil {
 			t.Fatalf("servertest: shared server: %v", err)
 		}
-		s.srv, s.digest = srv, "super:"+password
+		s.srv, s.admin = srv, chroot.NewAdmin(srv.ConnectString(), "super:"+password)
 	}
 	s.users++
-	srv := s.srv
+	srv, admin := s.srv, s.admin
 	var once sync.Once
-	return srv, func() { once.Do(func() { s.release(t) }) }
+	return srv, admin, func() { once.Do(func() { s.release(t) }) }
 }
 
 // release lets go of the server; the last test to hold it stops it and
@@ -155,10 +155,28 @@ func (s *sharedServer) release(t testing.TB) {
 	}
 	srv := s.srv
 	s.srv = nil
+	s.admin.Close()
 	srv.Close()
 	if err := srv.FSM().Check(); err != nil {
 		t.Errorf("servertest: the shared server's state invariants broke: %v", err)
 	}
+}
+
+// postOrder lists the paths of the subtree at root, children before
+// parents, as the server holds it now.
+func postOrder(srv *server.Server, root string) []string {
+	var out []string
+	var walk func(z *Znode)
+	walk = func(z *Znode) {
+		for _, c := range z.Children {
+			walk(c)
+		}
+		out = append(out, z.Path)
+	}
+	if z := (&Inspector{srv: srv, root: "/"}).Tree(root); z != nil {
+		walk(z)
+	}
+	return out
 }
 
 // root returns a fresh namespace root for a test: /servertest/<name>-<n>,

@@ -128,12 +128,16 @@ func receive(t *testing.T, ch <-chan zk.Event) zk.Event {
 // shared server, each with its own namespace: each creates the same paths
 // with its own data, an ephemeral and a watch, and must see only its own.
 func TestShared_ParallelTestsAreIsolated(t *testing.T) {
-	for i := range 200 {
-		t.Run(fmt.Sprint(i), func(t *testing.T) {
-			t.Parallel()
-			isolatedWorkload(t, servertest.Shared(t), i)
-		})
-	}
+	start := time.Now()
+	t.Run("200", func(t *testing.T) { // returns once its parallel tests are done
+		for i := range 200 {
+			t.Run(fmt.Sprint(i), func(t *testing.T) {
+				t.Parallel()
+				isolatedWorkload(t, servertest.Shared(t), i)
+			})
+		}
+	})
+	t.Logf("200 parallel tests on one shared server: %v", time.Since(start))
 }
 
 // isolatedWorkload is one test of TestShared_ParallelTestsAreIsolated.
@@ -183,12 +187,16 @@ func TestOwnServers_ParallelTests(t *testing.T) {
 	if os.Getenv("ZKRAFT_COMPARE_SHARED") == "" {
 		t.Skip("set ZKRAFT_COMPARE_SHARED=1 to compare with TestShared_ParallelTestsAreIsolated")
 	}
-	for i := range 200 {
-		t.Run(fmt.Sprint(i), func(t *testing.T) {
-			t.Parallel()
-			isolatedWorkload(t, servertest.NewServer(t), i)
-		})
-	}
+	start := time.Now()
+	t.Run("200", func(t *testing.T) {
+		for i := range 200 {
+			t.Run(fmt.Sprint(i), func(t *testing.T) {
+				t.Parallel()
+				isolatedWorkload(t, servertest.NewServer(t), i)
+			})
+		}
+	})
+	t.Logf("200 parallel tests, a server each: %v", time.Since(start))
 }
 
 // When a test ends, its namespace goes: its sessions expired, its subtree

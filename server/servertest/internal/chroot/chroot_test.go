@@ -28,7 +28,9 @@ func startServer(t *testing.T) *server.Server {
 
 func startProxy(t *testing.T, srv *server.Server, root string) *Proxy {
 	t.Helper()
-	require.NoError(t, Create(srv.ConnectString(), "", root))
+	admin := NewAdmin(srv.ConnectString(), "")
+	defer admin.Close()
+	require.NoError(t, admin.Create(root))
 	p, err := Listen(root, srv.ConnectString(), wire.MaxBuffer)
 	require.NoError(t, err)
 	t.Cleanup(func() { p.Close() })
@@ -120,5 +122,30 @@ func TestListen_RefusesBadRoots(t *testing.T) {
 	for _, root := range []string{"", "/", "ns", "/ns/"} {
 		_, err := Listen(root, "127.0.0.1:1", wire.MaxBuffer)
 		assert.Error(t, err, "%q", root)
+	}
+}
+
+// Remove takes the listed paths in a multi, and falls back to node by node
+// when the list is out of date.
+func TestAdmin_Remove(t *testing.T) {
+	srv := startServer(t)
+	admin := NewAdmin(srv.ConnectString(), "")
+	defer admin.Close()
+	for _, tc := range []struct {
+		name  string
+		paths []string
+	}{
+		{"listed", []string{"/r/a/b", "/r/a", "/r/c", "/r"}},
+		{"stale list", []string{"/r/gone", "/r/a", "/r"}},
+		{"no list", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, p := range []string{"/r/a/b", "/r/c"} {
+				require.NoError(t, admin.Create(p))
+			}
+			require.NoError(t, admin.Remove("/r", tc.paths))
+			_, _, code := readNode(srv, "/r")
+			assert.Equal(t, wire.CodeNoNode, code)
+		})
 	}
 }

@@ -2,50 +2,122 @@ package chroot
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"net"
+	"sync"
 	"time"
 
 	"github.com/zkraft/zkraft/wire"
 )
 
-// Create makes the node at root, and any missing ancestor, as persistent
-// nodes open to all, on the server at addr, authenticated with digest
-// credentials ("user:password"; empty for none). Nodes already there are
-// no error.
-func Create(addr, digest, root string) error {
-	c, err := dial(addr, digest)
-	if err != nil {
-		return err
-	}
-	defer c.close()
-	for i := 1; i <= len(root); i++ {
-		if i < len(root) && root[i] != '/' {
-			continue
-		}
-		req := &wire.CreateRequest{Path: root[:i], Data: []byte{}, ACL: wire.OpenACLUnsafe}
-		code, err := c.call(c.next(), wire.OpCreate, req, nil)
-		if err != nil {
-			return err
-		}
-		if code != wire.CodeOK && code != wire.CodeNodeExists {
-			return fmt.Errorf("chroot: create %s: %v", root[:i], code)
-		}
-	}
-	return nil
+// Admin makes and removes the roots of namespaces on a server, over one
+// session of its own, authenticated with digest credentials
+// ("user:password"; a superuser's passes every ACL). It is safe for
+// concurrent use; calls are made one at a time.
+type Admin struct {
+	addr, digest string
+
+	mu sync.Mutex // guards c, and serializes calls
+	c  *client    // nil until needed, and after a failure
 }
 
-// Remove deletes the node at root and everything below it on the server at
-// addr, authenticated with digest credentials ("user:password"; a
-// superuser's passes every ACL). Nodes that go meanwhile (ephemerals of
-// closing sessions, reaped containers) are no error.
-func Remove(addr, digest, root string) error {
-	c, err := dial(addr, digest)
-	if err != nil {
-		return err
+// NewAdmin returns an Admin of the server at addr; it connects when first
+// used, and again after its connection or session is lost.
+func NewAdmin(addr, digest string) *Admin { return &Admin{addr: addr, digest: digest} }
+
+// do runs f on a connected client, once more on a new connection if the
+// first fails below the protocol (a lost connection, an idle session
+// expired).
+func (a *Admin) do(f func(c *client) error) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var err error
+	for range 2 {
+		if a.c == nil {
+			if a.c, err = dial(a.addr, a.digest); err != nil {
+				return err
+			}
+		}
+		a.c.conn.SetDeadline(time.Now().Add(30 * time.Second))
+		if err = f(a.c); err == nil {
+			return nil
+		}
+		var code codeError
+		if errors.As(err, &code) && code.code != wire.CodeSessionExpired {
+			return err // the server's answer: trying again changes nothing
+		}
+		a.c.conn.Close()
+		a.c = nil
 	}
-	defer c.close()
-	return c.removeAll(root)
+	return err
+}
+
+// Close ends the Admin's session.
+func (a *Admin) Close() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.c != nil {
+		a.c.close()
+		a.c = nil
+	}
+}
+
+// codeError is a request the server refused.
+type codeError struct {
+	op   string
+	path string
+	code wire.Code
+}
+
+func (e codeError) Error() string { return fmt.Sprintf("chroot: %s %s: %v", e.op, e.path, e.code) }
+
+// Create makes the node at root, and any missing ancestor, as persistent
+// nodes open to all. Nodes already there are no error.
+func (a *Admin) Create(root string) error {
+	return a.do(func(c *client) error {
+		for i := 1; i <= len(root); i++ {
+			if i < len(root) && root[i] != '/' {
+				continue
+			}
+			req := &wire.CreateRequest{Path: root[:i], Data: []byte{}, ACL: wire.OpenACLUnsafe}
+			code, err := c.call(c.next(), wire.OpCreate, req, nil)
+			if err != nil {
+				return err
+			}
+			if code != wire.CodeOK && code != wire.CodeNodeExists {
+				return codeError{"create", root[:i], code}
+			}
+		}
+		return nil
+	})
+}
+
+// Remove deletes the node at root and everything below it. paths, if
+// given, lists them children before parents (as the caller last saw the
+// tree): they go in multis of up to 1000 deletes, and whatever changed
+// meanwhile (ephemerals of closing sessions, reaped containers) is then
+// removed node by node.
+func (a *Admin) Remove(root string, paths []string) error {
+	return a.do(func(c *client) error {
+		for len(paths) > 0 {
+			n := min(len(paths), 1000)
+			req := &wire.MultiRequest{}
+			for _, p := range paths[:n] {
+				req.Ops = append(req.Ops, wire.MultiOp{Type: wire.OpDelete, Req: &wire.DeleteRequest{Path: p, Version: -1}})
+			}
+			var resp wire.MultiResponse
+			code, err := c.call(c.next(), wire.OpMulti, req, &resp)
+			if err != nil {
+				return err
+			}
+			if code != wire.CodeOK || len(resp.Results) == 0 || resp.Results[0].Type == wire.OpError {
+				break // the tree changed: node by node
+			}
+			paths = paths[n:]
+		}
+		return c.removeAll(root)
+	})
 }
 
 // client is a minimal synchronous ZooKeeper client, enough to remove a
@@ -147,7 +219,7 @@ func (c *client) removeAll(path string) error {
 	case code == wire.CodeNoNode:
 		return nil
 	case code != wire.CodeOK:
-		return fmt.Errorf("chroot: list %s: %v", path, code)
+		return codeError{"list", path, code}
 	}
 	for _, name := range children.Children {
 		if err := c.removeAll(path + "/" + name); err != nil {
@@ -161,7 +233,7 @@ func (c *client) removeAll(path string) error {
 	case code == wire.CodeNotEmpty: // a child came meanwhile
 		return c.removeAll(path)
 	case code != wire.CodeOK && code != wire.CodeNoNode:
-		return fmt.Errorf("chroot: delete %s: %v", path, code)
+		return codeError{"delete", path, code}
 	}
 	return nil
 }
