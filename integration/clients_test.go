@@ -44,6 +44,15 @@ func clientTargets(t *testing.T) [][2]string {
 	return targets
 }
 
+// namespaceTargets returns a namespace of a shared zkraft server
+// (servertest.Shared) twice: through its own address, where the namespace
+// is the client's root, and as the server's address with the namespace's
+// chroot, for clients that take one.
+func namespaceTargets(t *testing.T) [][2]string {
+	ns := servertest.Shared(t)
+	return [][2]string{{"zkraft-namespace", ns.ConnectString()}, {"zkraft-chroot", ns.ServerAddr() + ns.Chroot()}}
+}
+
 // need skips the test unless every path exists.
 func need(t *testing.T, install string, paths ...string) {
 	t.Helper()
@@ -84,7 +93,7 @@ func TestClients_JavaAndCurator(t *testing.T) {
 	if _, err := exec.LookPath("java"); err != nil {
 		t.Skip("java is missing: apt-get install openjdk-17-jre-headless")
 	}
-	for _, tg := range clientTargets(t) {
+	for _, tg := range append(clientTargets(t), namespaceTargets(t)...) {
 		t.Run(tg[0], func(t *testing.T) {
 			out, err := runClient(t, "", "java", "-cp", javaClasspath(), filepath.Join("clients", "ClientCheck.java"), tg[1])
 			t.Log(out)
@@ -96,7 +105,7 @@ func TestClients_JavaAndCurator(t *testing.T) {
 
 func TestClients_Kazoo(t *testing.T) {
 	need(t, "python3-kazoo", "/usr/lib/python3/dist-packages/kazoo/client.py")
-	for _, tg := range clientTargets(t) {
+	for _, tg := range append(clientTargets(t), namespaceTargets(t)...) {
 		t.Run(tg[0], func(t *testing.T) {
 			out, err := runClient(t, "", "/usr/bin/python3", filepath.Join("clients", "kazoo_check.py"), tg[1])
 			t.Log(out)

@@ -130,9 +130,10 @@ type Config struct {
 	// deadlines. Fault tests step a member's wall clock with a
 	// clock.Steppable.
 	Clock clock.Clock
-	// RequestHook, when set, sees each client request (pings excepted)
-	// before the server handles it, and may delay, fail or lose it:
-	// servertest's fault rules. It must be safe for concurrent use.
+	// RequestHook, when set, sees each client request (pings included)
+	// before the server handles it, and may delay, hold, fail or lose it:
+	// servertest's fault rules and paused members. It must be safe for
+	// concurrent use.
 	RequestHook RequestHook
 }
 
@@ -154,6 +155,10 @@ type Fault struct {
 	// Delay holds the request back before it is handled (and, since a
 	// session's requests are answered in order, those after it).
 	Delay time.Duration
+	// Hold, when not nil, holds the request back until it is closed (as a
+	// stopped process would), after Delay; the rest of the Fault then
+	// applies.
+	Hold <-chan struct{}
 	// Fail answers the request with this error code, unhandled.
 	Fail wire.Code
 	// CloseBefore closes the connection instead of handling the request.

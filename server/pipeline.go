@@ -32,7 +32,7 @@ func (c *conn) handle(frame []byte, now time.Time) (string, bool) {
 	c.srv.stats.received.Add(1)
 	c.touch(now)
 	req := request{xid: h.Xid, op: h.OpCode, start: now}
-	if hook := c.srv.cfg.RequestHook; hook != nil && h.OpCode != wire.OpPing {
+	if hook := c.srv.cfg.RequestHook; hook != nil {
 		f := hook.Request(RequestInfo{Member: c.srv.cfg.ServerID, Session: c.session, Op: h.OpCode,
 			Path: leadingPath(h.OpCode, body)})
 		if reason, ok, answered := c.fault(req, f); answered {
@@ -81,6 +81,13 @@ func (c *conn) fault(req request, f Fault) (reason string, ok, answered bool) {
 		case <-t.C:
 		case <-c.done:
 			t.Stop()
+			return "closed", false, true
+		}
+	}
+	if f.Hold != nil {
+		select {
+		case <-f.Hold:
+		case <-c.done:
 			return "closed", false, true
 		}
 	}

@@ -13,10 +13,11 @@ import (
 // connections and refuses new ones in both directions. A degraded link
 // (Degrade) delays what is written on it and loses messages.
 type Links struct {
-	mu       sync.Mutex // guards cut, conns, degraded
+	mu       sync.Mutex // guards cut, conns, degraded, paused
 	cut      map[[2]int]bool
 	conns    map[[2]int]map[*peerConn]struct{}
 	degraded map[[2]int]Degradation
+	paused   map[int]chan struct{} // paused members; each channel closes at the resume
 }
 
 // Degradation is how a link misbehaves. Each write waits a random time up
@@ -101,6 +102,31 @@ func (l *Links) Degrade(a, b int, d Degradation) {
 	l.degraded[linkKey(a, b)] = d
 }
 
+// Pause holds every write on member id's links, from it and to it, until
+// Resume: as a stopped process, the member sends nothing and takes nothing
+// in, while its connections stay open. A member must be resumed before it
+// is closed.
+func (l *Links) Pause(id int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.paused == nil {
+		l.paused = make(map[int]chan struct{})
+	}
+	if l.paused[id] == nil {
+		l.paused[id] = make(chan struct{})
+	}
+}
+
+// Resume lets member id's links carry what Pause held, and more.
+func (l *Links) Resume(id int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if ch := l.paused[id]; ch != nil {
+		close(ch)
+		delete(l.paused, id)
+	}
+}
+
 // Heal restores every link, cut or degraded.
 func (l *Links) Heal() {
 	l.mu.Lock()
@@ -109,18 +135,35 @@ func (l *Links) Heal() {
 	l.mu.Unlock()
 }
 
-// beforeWrite applies the link's degradation to one write from a to b: it
-// waits out the delay, and reports false if the write is to be lost.
+// beforeWrite applies the link's state to one write from a to b: it waits
+// while either end is paused and out a degraded link's delay, and reports
+// false if the write is to be lost.
 func (l *Links) beforeWrite(a, b int) bool {
 	if l == nil {
 		return true
 	}
-	l.mu.Lock()
-	d, ok := l.degraded[linkKey(a, b)]
-	l.mu.Unlock()
-	if !ok {
-		return true
+	for {
+		l.mu.Lock()
+		d, ok := l.degraded[linkKey(a, b)]
+		hold := l.paused[a]
+		if hold == nil {
+			hold = l.paused[b]
+		}
+		l.mu.Unlock()
+		if hold != nil {
+			<-hold // a paused end: wait for its resume, then look again
+			continue
+		}
+		if !ok {
+			return true
+		}
+		return l.degrade(d)
 	}
+}
+
+// degrade waits out a degraded link's delay, and reports false if the
+// write is to be lost.
+func (l *Links) degrade(d Degradation) bool {
 	if d.Delay > 0 {
 		time.Sleep(rand.N(d.Delay)) // the injected latency itself
 	}

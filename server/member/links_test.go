@@ -141,3 +141,24 @@ func TestDialPeer_Via(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []byte{peerMagic, 3}, header)
 }
+
+// A paused member's writes, and writes to it, wait for its resume; other
+// links carry on.
+func TestLinks_Pause(t *testing.T) {
+	l := NewLinks()
+	l.Pause(2)
+	done := make(chan bool, 2)
+	go func() { done <- l.beforeWrite(1, 2) }()
+	go func() { done <- l.beforeWrite(2, 3) }()
+	assert.True(t, l.beforeWrite(1, 3), "a link without the paused member")
+	select {
+	case <-done:
+		t.Fatal("a write on the paused member's link went through")
+	case <-time.After(50 * time.Millisecond):
+	}
+	l.Resume(2)
+	for range 2 {
+		assert.True(t, <-done)
+	}
+	l.Resume(2) // again: nothing to do
+}

@@ -42,6 +42,13 @@ type member struct {
 func NewCluster(t testing.TB, n int, opts ...Option) *Cluster {
 	t.Helper()
 	c := &Cluster{t: t, links: server.NewLinks(), faults: newFaults(t, uint64(time.Now().UnixNano()))}
+	c.faults.onPause = func(member int, paused bool) {
+		if paused {
+			c.links.Pause(member)
+		} else {
+			c.links.Resume(member)
+		}
+	}
 	var peers []server.Peer
 	listeners := make([][3]net.Listener, n)
 	for i := range n {

@@ -20,9 +20,22 @@ func (c *Cluster) Kill(i int) {
 	if m.srv == nil {
 		c.t.Fatalf("servertest: member %d is not running", i)
 	}
+	c.faults.resume(i + 1) // a killed process is not paused
 	m.srv.Close()
 	m.srv = nil
 }
+
+// Pause stops member i, as SIGSTOP would stop its process: its links to
+// the other members carry nothing either way, and every request its
+// clients send, pings included, waits; connections stay open. The others
+// elect a leader without it if it led; its clients' sessions expire on the
+// leader if the pause outlasts their timeout. Resume undoes it; fault
+// rules pause for a while with Rule.Pause.
+func (c *Cluster) Pause(i int) { c.faults.pause(i+1, 0) }
+
+// Resume lets a paused member go on: what its links and clients held goes
+// first.
+func (c *Cluster) Resume(i int) { c.faults.resume(i + 1) }
 
 // Wipe deletes what a killed durable member stored (its Raft log and
 // snapshots), as when a disk is replaced: Restart then starts it empty.
@@ -140,6 +153,7 @@ func (c *Cluster) ExpireSession(id int64) bool {
 // a loop) is fine, and later calls do nothing.
 func (c *Cluster) Close() {
 	c.closeOnce.Do(func() {
+		c.faults.resumeAll()
 		c.checkReplicas()
 		for _, m := range c.members {
 			if m.srv != nil {

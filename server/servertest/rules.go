@@ -8,16 +8,21 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/zkraft/zkraft/server"
 	"github.com/zkraft/zkraft/wire"
 )
 
 // Rule picks client requests and the fault they meet: any of Ops (none:
-// every op) on Path (exactly, or every path under it with Prefix) from
-// Session on Member (0: any), from the Nth match on (0 or 1: the first),
-// Times times (0: once; Forever: always), each match with Probability
-// (0: always) drawn from the rules' seeded source.
+// every op but ping) on Path (exactly, or every path under it with Prefix)
+// from Session on Member (0: any), from the Nth match on (0 or 1: the
+// first), Times times (0: once; Forever: always), each match with
+// Probability (0: always) drawn from the rules' seeded source.
+//
+// When it fires, the request meets Fault; and with Pause, the member it
+// came to is paused for that long first (see Cluster.Pause): its links and
+// every request it gets wait, this one included.
 type Rule struct {
 	Ops         []wire.Op
 	Path        string
@@ -28,6 +33,7 @@ type Rule struct {
 	Times       int
 	Probability float64
 	Fault       server.Fault
+	Pause       time.Duration
 }
 
 // Forever is Rule.Times for a rule that never runs out.
@@ -60,18 +66,66 @@ type RuleState struct {
 // first that fires decides a request's fault. Each firing is logged to the
 // test.
 type Faults struct {
-	log  *slog.Logger // the test's, which drops what comes after the test
-	seed uint64
-	mu   sync.Mutex // guards the rest
-	rng  *rand.Rand
-	next int
-	live []*RuleState
+	log     *slog.Logger // the test's, which drops what comes after the test
+	onPause func(member int, paused bool) // a cluster's: pause and resume the member's links
+	seed    uint64
+	mu      sync.Mutex // guards the rest
+	rng     *rand.Rand
+	next    int
+	live    []*RuleState
+	paused  map[int]chan struct{} // paused members, by server id: closed at the resume
 }
 
 func newFaults(t testing.TB, seed uint64) *Faults {
-	f := &Faults{log: testLogger(t), next: 1}
+	f := &Faults{log: testLogger(t), next: 1, paused: make(map[int]chan struct{})}
 	f.Seed(seed)
 	return f
+}
+
+// pause holds every request member gets, and its links, until resume (or
+// for d, if positive).
+func (f *Faults) pause(member int, d time.Duration) <-chan struct{} {
+	f.mu.Lock()
+	hold := f.paused[member]
+	if hold == nil {
+		hold = make(chan struct{})
+		f.paused[member] = hold
+		if f.onPause != nil {
+			f.onPause(member, true)
+		}
+	}
+	f.mu.Unlock()
+	if d > 0 {
+		time.AfterFunc(d, func() { f.resume(member) })
+	}
+	return hold
+}
+
+// resume lets member's requests and links go on.
+func (f *Faults) resume(member int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if hold := f.paused[member]; hold != nil {
+		delete(f.paused, member)
+		if f.onPause != nil {
+			f.onPause(member, false)
+		}
+		close(hold)
+	}
+}
+
+// resumeAll resumes every paused member: a server is resumed before it
+// stops.
+func (f *Faults) resumeAll() {
+	f.mu.Lock()
+	var members []int
+	for m := range f.paused {
+		members = append(members, m)
+	}
+	f.mu.Unlock()
+	for _, m := range members {
+		f.resume(m)
+	}
 }
 
 // Seed restarts the source of the rules' probabilities from seed, so that
@@ -113,9 +167,18 @@ func (f *Faults) List() []RuleState {
 	return out
 }
 
-// Request implements server.RequestHook.
+// Request implements server.RequestHook. A paused member holds every
+// request, pings included; otherwise the first rule that fires decides.
 func (f *Faults) Request(req server.RequestInfo) server.Fault {
 	f.mu.Lock()
+	if hold := f.paused[req.Member]; hold != nil {
+		f.mu.Unlock()
+		return server.Fault{Hold: hold}
+	}
+	if req.Op == wire.OpPing {
+		f.mu.Unlock()
+		return server.Fault{}
+	}
 	var fired *RuleState
 	for _, s := range f.live {
 		if !s.Rule.matches(req) {
@@ -142,12 +205,16 @@ func (f *Faults) Request(req server.RequestInfo) server.Fault {
 		return server.Fault{}
 	}
 	args := []any{"rule", state.ID, "match", state.Matched, "op", req.Op.String(), "path", req.Path,
-		"session", fmt.Sprintf("0x%x", req.Session), "member", req.Member, "fault", describeFault(state.Rule.Fault)}
+		"session", fmt.Sprintf("0x%x", req.Session), "member", req.Member, "fault", describeFault(state.Rule)}
 	if state.Rule.Probability > 0 {
 		args = append(args, "seed", seed)
 	}
 	f.log.Info("servertest: a fault rule fired", args...)
-	return state.Rule.Fault
+	fault := state.Rule.Fault
+	if state.Rule.Pause > 0 {
+		fault.Hold = f.pause(req.Member, state.Rule.Pause)
+	}
+	return fault
 }
 
 func (r Rule) matches(req server.RequestInfo) bool {
@@ -164,8 +231,12 @@ func (r Rule) matches(req server.RequestInfo) bool {
 	return false
 }
 
-func describeFault(f server.Fault) string {
+func describeFault(r Rule) string {
+	f := r.Fault
 	var parts []string
+	if r.Pause > 0 {
+		parts = append(parts, "member paused "+r.Pause.String())
+	}
 	if f.Delay > 0 {
 		parts = append(parts, "delayed "+f.Delay.String())
 	}

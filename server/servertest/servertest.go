@@ -97,6 +97,17 @@ type Server struct {
 // Faults returns the server's fault rules.
 func (s *Server) Faults() *Faults { return s.faults }
 
+// Pause stops the server answering, as SIGSTOP would stop its process:
+// every request, pings included, waits until Resume; connections stay
+// open. Its clients' requests, and pings, go unanswered meanwhile, so a
+// pause longer than a client's read timeout (two thirds of its session's,
+// in go-zookeeper) makes it drop the connection. Fault rules pause for a
+// while with Rule.Pause.
+func (s *Server) Pause() { s.faults.pause(s.ServerID(), 0) }
+
+// Resume lets a paused server answer again, held requests first.
+func (s *Server) Resume() { s.faults.resume(s.ServerID()) }
+
 // Advance moves the server's fake clock (WithFakeClock) forward by d, and
 // returns once the sessions, TTL nodes and containers the new time makes
 // due are gone.
@@ -119,6 +130,7 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 		t.Fatalf("servertest: start: %v", err)
 	}
 	t.Cleanup(func() {
+		faults.resumeAll()
 		srv.Close()
 		if err := srv.FSM().Check(); err != nil {
 			t.Errorf("servertest: state invariants broken after the test: %v", err)
