@@ -66,7 +66,7 @@ type RuleState struct {
 // first that fires decides a request's fault. Each firing is logged to the
 // test.
 type Faults struct {
-	log     *slog.Logger // the test's, which drops what comes after the test
+	log     *slog.Logger                  // the test's, which drops what comes after the test
 	onPause func(member int, paused bool) // a cluster's: pause and resume the member's links
 	seed    uint64
 	mu      sync.Mutex // guards the rest
