@@ -149,7 +149,14 @@ public class ClientCheck {
             catch (KeeperException.NoWatcherException expected) {}
         });
         check("java getEphemerals, getAllChildrenNumber, whoAmI, sync", () -> {
-            expect(zk.getEphemerals(root).equals(List.of(root + "/e")), "ephemerals " + zk.getEphemerals(root));
+            if (server.contains("/")) {
+                // The Java client sends getEphemerals' prefix without its
+                // chroot, so nothing under the chroot matches it: ZooKeeper
+                // 3.8.0 answers [] too.
+                expect(zk.getEphemerals(root).isEmpty(), "ephemerals through a chroot " + zk.getEphemerals(root));
+            } else {
+                expect(zk.getEphemerals(root).equals(List.of(root + "/e")), "ephemerals " + zk.getEphemerals(root));
+            }
             expect(zk.getAllChildrenNumber(root) == 9, "all children " + zk.getAllChildrenNumber(root));
             List<ClientInfo> who = zk.whoAmI();
             expect(who.size() == 1 && who.get(0).getAuthScheme().equals("ip"), "whoAmI " + who);

@@ -31,7 +31,8 @@ import (
 // (cons, wchp and mntr show every test's sessions and watches); session
 // ids, which come from one sequence; and load, since every test's requests
 // share the server's cores. /zookeeper is outside every namespace, as it
-// is outside a client's chroot.
+// is outside a client's chroot; /zookeeper/config is read as the server's,
+// as the Java client's getConfig reads it whatever its chroot.
 type Namespace struct {
 	t     testing.TB
 	srv   *server.Server

@@ -7,7 +7,8 @@
 // in their connect string, such as go-zookeeper, get one this way.
 //
 // It knows the wire protocol, not the server: the server sees ordinary
-// sessions with ordinary (longer) paths.
+// sessions with ordinary (longer) paths. /zookeeper/config stays the
+// server's, as the Java client's getConfig reads it outside its chroot.
 package chroot
 
 import (
@@ -130,6 +131,9 @@ func (p *Proxy) sawSession(id int64) {
 		p.sessions = append(p.sessions, id)
 	}
 }
+
+// configPath is where ZooKeeper keeps the ensemble's configuration.
+const configPath = "/zookeeper/config"
 
 // relay is one client connection and its connection to the server.
 type relay struct {
@@ -408,9 +412,12 @@ func (r *relay) stripReply(op wire.Op, body []byte) wire.Record {
 
 // add puts the root in front of a client's path. A path that does not
 // start with "/" is left as it is, so that the server refuses it as it
-// would without the root.
+// would without the root; so is the ensemble's configuration node, which
+// the Java client reads outside its chroot (getConfig).
 func (r *relay) add(p string) string {
 	switch {
+	case p == configPath:
+		return p
 	case p == "/":
 		return r.p.root
 	case strings.HasPrefix(p, "/"):

@@ -70,6 +70,10 @@ func TestProxy_PathsInEveryReply(t *testing.T) {
 	assert.Equal(t, wire.WatcherEvent{Type: wire.EventNodeCreated, State: wire.StateSyncConnected, Path: "/e"}, c.events[0])
 	assert.Equal(t, "/", c.events[1].Path, "the root is the client's /")
 
+	var config wire.GetDataResponse
+	mustCall(t, c, wire.OpGetData, &wire.PathWatchRequest{Path: "/zookeeper/config"}, &config)
+	assert.Zero(t, config.Stat.Mzxid, "the server's own configuration node, as Java's getConfig reads it")
+
 	data, _, code := readNode(srv, "/ns/a")
 	require.Equal(t, wire.CodeOK, code)
 	assert.Equal(t, "root", string(data))
