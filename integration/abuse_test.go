@@ -217,7 +217,9 @@ func TestLimits_DeepPaths(t *testing.T) {
 
 		// One byte more and the request is not read.
 		over := mustRawSession(t, addr)
-		over.send(wire.OpCreate, create(long+"x"))
+		over.sendRefused(func(b []byte) []byte {
+			return create(long + "x").Append(wire.RequestHeader{Xid: 1, OpCode: wire.OpCreate}.Append(b))
+		})
 		over.expectClosed()
 		s.mustFail(wire.CodeNoNode, wire.OpExists, &wire.PathWatchRequest{Path: long + "x"})
 

@@ -318,6 +318,21 @@ func (c *rawConn) sendFrame(body func([]byte) []byte) {
 	c.write(wire.EndFrame(b, start))
 }
 
+// sendRefused sends a frame the server refuses by its length: it closes as
+// soon as it has read the length, so the write may fail with a reset or a
+// broken pipe while the rest of the frame goes out. Check with
+// expectClosed.
+func (c *rawConn) sendRefused(body func([]byte) []byte) {
+	c.t.Helper()
+	b, start := wire.StartFrame(nil)
+	b = body(b)
+	c.nc.SetWriteDeadline(time.Now().Add(waitTimeout))
+	if _, err := c.nc.Write(wire.EndFrame(b, start)); err != nil &&
+		!errors.Is(err, syscall.ECONNRESET) && !errors.Is(err, syscall.EPIPE) {
+		c.t.Errorf("writing a refused frame: %v, want success, a reset or a broken pipe", err)
+	}
+}
+
 // closeWrite half-closes the connection: the server sees the end of the stream.
 func (c *rawConn) closeWrite() {
 	c.t.Helper()

@@ -111,6 +111,10 @@ type Config struct {
 	// an election, and 1s for a cluster member (which notices a dead
 	// leader sooner than that: see server/member's failover notes).
 	RaftTimeout time.Duration
+	// LeaderLease is how long a cluster's leader keeps office without
+	// hearing from a majority before it steps down. Default: half of
+	// RaftTimeout; at most RaftTimeout.
+	LeaderLease time.Duration
 	// ClientListener, RaftListener and ForwardListener, when set, are bound
 	// listeners used instead of listening on ClientPortAddress and on this
 	// member's addresses in Servers: for callers that pick ports with
@@ -132,7 +136,9 @@ type Config struct {
 	Clock clock.Clock
 	// RequestHook, when set, sees each client request (pings included)
 	// before the server handles it, and may delay, hold, fail or lose it:
-	// servertest's fault rules and paused members. It must be safe for
+	// servertest's fault rules and paused members. It also sees each
+	// connect request (as OpCreateSession, with the session it resumes),
+	// of whose Fault only Delay and Hold apply. It must be safe for
 	// concurrent use.
 	RequestHook RequestHook
 }
@@ -191,7 +197,7 @@ func (c *Config) clustered() bool { return len(c.Servers) > 0 }
 func (c *Config) memberConfig() member.Config {
 	return member.Config{
 		ServerID: c.ServerID, Servers: c.Servers, TickTime: c.TickTime, SyncLimit: c.SyncLimit, RaftTimeout: c.RaftTimeout,
-		DataDir: c.DataDir, DataLogDir: c.DataLogDir, SnapCount: c.SnapCount, SnapRetainCount: c.SnapRetainCount,
+		LeaderLease: c.LeaderLease, DataDir: c.DataDir, DataLogDir: c.DataLogDir, SnapCount: c.SnapCount, SnapRetainCount: c.SnapRetainCount,
 		RaftListener: c.RaftListener, ForwardListener: c.ForwardListener, Links: c.Links, PeerVia: c.PeerVia, Logger: c.Logger,
 	}
 }
@@ -302,6 +308,9 @@ func (c Config) Validate() error {
 		bad("superDigest %q is not user:base64(sha1(user:password))", c.SuperDigest)
 	}
 	errs = append(errs, c.validateServers()...)
+	if c.LeaderLease < 0 || c.RaftTimeout > 0 && c.LeaderLease > c.RaftTimeout {
+		bad("leader lease %v is not between 0 and the raft timeout %v", c.LeaderLease, c.RaftTimeout)
+	}
 	if c.RaftTimeout < 5*time.Millisecond {
 		bad("raft timeout %v is below 5ms", c.RaftTimeout)
 	}

@@ -230,6 +230,11 @@ func (c *conn) handshake() (reason string, ok bool) {
 		c.log.Warn("closing connection: bad connect request", "err", err, "len", len(frame))
 		return "bad connect request", false
 	}
+	if hook := c.srv.cfg.RequestHook; hook != nil { // a paused server holds handshakes too
+		if f := hook.Request(RequestInfo{Member: c.srv.cfg.ServerID, Session: req.SessionID, Op: wire.OpCreateSession}); !c.holdFor(f) {
+			return "closed", false
+		}
+	}
 	c.stats.received()
 	c.srv.stats.received.Add(1)
 	c.timeout = session.Negotiate(time.Duration(req.TimeOut)*time.Millisecond,

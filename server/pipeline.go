@@ -30,16 +30,20 @@ func (c *conn) handle(frame []byte, now time.Time) (string, bool) {
 	body := frame[wire.RequestHeaderSize:]
 	c.stats.received()
 	c.srv.stats.received.Add(1)
-	c.touch(now)
 	req := request{xid: h.Xid, op: h.OpCode, start: now}
+	var f Fault
 	if hook := c.srv.cfg.RequestHook; hook != nil {
-		f := hook.Request(RequestInfo{Member: c.srv.cfg.ServerID, Session: c.session, Op: h.OpCode,
+		f = hook.Request(RequestInfo{Member: c.srv.cfg.ServerID, Session: c.session, Op: h.OpCode,
 			Path: leadingPath(h.OpCode, body)})
-		if reason, ok, answered := c.fault(req, f); answered {
-			return reason, ok
+		if !c.holdFor(f) {
+			return "closed", false
 		}
-		req.lose = f.LoseReply
 	}
+	c.touch(now) // after a fault's hold: the session counts from when the server took the request in
+	if reason, ok, answered := c.fault(req, f); answered {
+		return reason, ok
+	}
+	req.lose = f.LoseReply
 	if c.readOnly.Load() {
 		if reason, ok, answered := c.readOnlyRequest(req); answered {
 			return reason, ok
@@ -72,25 +76,32 @@ type request struct {
 	lose  bool // a fault: the connection closes instead of the reply
 }
 
-// fault applies what a RequestHook decided for req, short of losing its
-// reply, and reports whether that answered the request.
-func (c *conn) fault(req request, f Fault) (reason string, ok, answered bool) {
+// holdFor waits out a fault's delay and hold; false if the connection
+// closed meanwhile.
+func (c *conn) holdFor(f Fault) bool {
 	if f.Delay > 0 {
 		t := time.NewTimer(f.Delay)
 		select {
 		case <-t.C:
 		case <-c.done:
 			t.Stop()
-			return "closed", false, true
+			return false
 		}
 	}
 	if f.Hold != nil {
 		select {
 		case <-f.Hold:
 		case <-c.done:
-			return "closed", false, true
+			return false
 		}
 	}
+	return true
+}
+
+// fault applies what a RequestHook decided for req once its hold is over,
+// short of losing its reply, and reports whether that answered the
+// request.
+func (c *conn) fault(req request, f Fault) (reason string, ok, answered bool) {
 	switch {
 	case f.CloseBefore:
 		return "closed by a fault rule before the request", false, true

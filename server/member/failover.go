@@ -42,11 +42,16 @@ import (
 // is as complete as the voter's.
 //
 // The leader's lease (how long a leader goes without hearing from a
-// majority before it steps down) stays half a Raft timeout, so that a
-// leader on a busy machine keeps office; failover does not wait for it.
+// majority before it steps down) is half a Raft timeout unless
+// Config.LeaderLease says otherwise (servertest's clusters take a whole
+// one, so that a leader on a loaded test machine keeps office); failover
+// does not wait for it.
 
 // leaseTimeout is Raft's leader lease.
 func (n *Node) leaseTimeout() time.Duration {
+	if n.cfg.LeaderLease > 0 {
+		return min(n.cfg.LeaderLease, n.cfg.RaftTimeout)
+	}
 	return max(n.cfg.RaftTimeout/2, 5*time.Millisecond)
 }
 

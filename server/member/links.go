@@ -102,10 +102,10 @@ func (l *Links) Degrade(a, b int, d Degradation) {
 	l.degraded[linkKey(a, b)] = d
 }
 
-// Pause holds every write on member id's links, from it and to it, until
-// Resume: as a stopped process, the member sends nothing and takes nothing
-// in, while its connections stay open. A member must be resumed before it
-// is closed.
+// Pause holds member id's own reads and writes on its links until Resume:
+// as a stopped process, it sends nothing and takes nothing in, while its
+// connections stay open and what the others send waits in them. A member
+// must be resumed before it is closed.
 func (l *Links) Pause(id int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -136,28 +136,35 @@ func (l *Links) Heal() {
 }
 
 // beforeWrite applies the link's state to one write from a to b: it waits
-// while either end is paused and out a degraded link's delay, and reports
-// false if the write is to be lost.
+// while a is paused and out a degraded link's delay, and reports false if
+// the write is to be lost.
 func (l *Links) beforeWrite(a, b int) bool {
 	if l == nil {
 		return true
 	}
+	l.waitResumed(a)
+	l.mu.Lock()
+	d, ok := l.degraded[linkKey(a, b)]
+	l.mu.Unlock()
+	if !ok {
+		return true
+	}
+	return l.degrade(d)
+}
+
+// waitResumed waits while member id is paused.
+func (l *Links) waitResumed(id int) {
+	if l == nil {
+		return
+	}
 	for {
 		l.mu.Lock()
-		d, ok := l.degraded[linkKey(a, b)]
-		hold := l.paused[a]
-		if hold == nil {
-			hold = l.paused[b]
-		}
+		hold := l.paused[id]
 		l.mu.Unlock()
-		if hold != nil {
-			<-hold // a paused end: wait for its resume, then look again
-			continue
+		if hold == nil {
+			return
 		}
-		if !ok {
-			return true
-		}
-		return l.degrade(d)
+		<-hold
 	}
 }
 

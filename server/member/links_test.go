@@ -142,18 +142,21 @@ func TestDialPeer_Via(t *testing.T) {
 	assert.Equal(t, []byte{peerMagic, 3}, header)
 }
 
-// A paused member's writes, and writes to it, wait for its resume; other
-// links carry on.
+// A paused member's writes, and its reads, wait for its resume; what
+// others write to it goes out (into its connections, as to a stopped
+// process), and other links carry on.
 func TestLinks_Pause(t *testing.T) {
 	l := NewLinks()
 	l.Pause(2)
 	done := make(chan bool, 2)
-	go func() { done <- l.beforeWrite(1, 2) }()
 	go func() { done <- l.beforeWrite(2, 3) }()
+	go func() { l.waitResumed(2); done <- true }()
 	assert.True(t, l.beforeWrite(1, 3), "a link without the paused member")
+	assert.True(t, l.beforeWrite(1, 2), "a write to the paused member")
+	l.waitResumed(1)
 	select {
 	case <-done:
-		t.Fatal("a write on the paused member's link went through")
+		t.Fatal("the paused member wrote or read")
 	case <-time.After(50 * time.Millisecond):
 	}
 	l.Resume(2)

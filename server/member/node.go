@@ -68,6 +68,7 @@ type Config struct {
 	TickTime        time.Duration
 	SyncLimit       int // ticks a member may go without a leader before it stops serving
 	RaftTimeout     time.Duration
+	LeaderLease     time.Duration // see server.Config.LeaderLease
 	DataDir         string
 	DataLogDir      string
 	SnapCount       int
@@ -136,6 +137,7 @@ type Node struct {
 	notices *commitNotices            // commit notices to the other members (cluster only)
 	fwd     *forwarder                // this member's link to the leader (cluster only)
 	closers []io.Closer               // closed after Raft shuts down, last first
+	stream  io.Closer                 // a cluster member's Raft connections, closed before Raft shuts down
 	serving atomic.Bool               // false while a cluster member knows no leader
 	served  atomic.Bool               // the member has served since it started
 	// leading is true once this member leads and Host.Elected has run;
@@ -272,6 +274,12 @@ func (n *Node) Stop() {
 		n.mu.Unlock()
 		n.group.Close()
 		n.closePeers()
+		if n.stream != nil {
+			// Raft's RPCs in flight end now, rather than at the transport's
+			// timeout: a peer that stopped answering (a paused or dead
+			// member) must not hold up the shutdown.
+			n.stream.Close()
+		}
 		if r := n.raftNow(); r != nil {
 			n.stopProposing()
 			if err := r.Shutdown().Error(); err != nil {

@@ -66,10 +66,12 @@ func dialPeer(links *Links, via map[string]string, from, to int, addr string, ti
 	return pc, nil
 }
 
-// Read reads the peer header first on an accepted connection. A
-// connection closed here reads as io.EOF, which Raft's transport takes as a
-// quiet end rather than an error to log.
+// Read reads the peer header first on an accepted connection, and waits
+// while this member is paused (Links.Pause). A connection closed here
+// reads as io.EOF, which Raft's transport takes as a quiet end rather than
+// an error to log.
 func (c *peerConn) Read(p []byte) (int, error) {
+	c.links.waitResumed(c.local)
 	if c.accepted {
 		c.headerOnce.Do(c.readHeader)
 		if c.headerErr != nil {
@@ -207,9 +209,14 @@ func (s *raftStream) forget(pc *peerConn) {
 	s.mu.Unlock()
 }
 
-// Close closes the listener and every connection.
+// Close closes the listener and every connection; later calls do
+// nothing.
 func (s *raftStream) Close() error {
 	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
 	s.closed = true
 	conns := make([]*peerConn, 0, len(s.conns))
 	for pc := range s.conns {

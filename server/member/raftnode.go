@@ -208,6 +208,7 @@ func (n *Node) raftTransport(empty bool) (raft.Transport, raft.Configuration, er
 		Stream: stream, MaxPool: maxPooledConns, Timeout: 10 * time.Second, Logger: raftLogger(n.log),
 	})
 	n.closers = append(n.closers, trans)
+	n.stream = stream
 	header := raft.RPCHeader{ProtocolVersion: raft.ProtocolVersionMax, ID: []byte(id), Addr: []byte(self.RaftAddr)}
 	// A member that starts with nothing stored (in memory, or a durable
 	// one whose data dir is new or was wiped) must not vote a stale

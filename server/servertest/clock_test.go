@@ -13,12 +13,15 @@ import (
 )
 
 // connect opens a go-zookeeper session with the given timeout, closed
-// with the test. The address is listed twice: go-zookeeper fails the
-// requests queued while it reconnects with ErrNoServer once it has tried
-// every address it has, which with a single one is at every reconnect.
+// with the test.
 func connect(t *testing.T, addr string, timeout time.Duration) (*zk.Conn, <-chan zk.Event) {
 	t.Helper()
-	conn, events, err := zk.Connect([]string{addr, addr}, timeout, zk.WithLogInfo(false))
+	return dial(t, []string{addr}, timeout)
+}
+
+func dial(t *testing.T, addrs []string, timeout time.Duration) (*zk.Conn, <-chan zk.Event) {
+	t.Helper()
+	conn, events, err := zk.Connect(addrs, timeout, zk.WithLogInfo(false))
 	require.NoError(t, err)
 	t.Cleanup(conn.Close)
 	return conn, events

@@ -37,8 +37,8 @@ type member struct {
 // returns once one of them leads and every member serves, and stops them
 // all in t.Cleanup, after checking that every replica's state is valid and
 // that replicas at the same zxid have the same tree. Its defaults suit
-// tests: the NewServer ones, and Raft timeouts of 100ms, so that a cluster
-// is ready, or fails over, well within a second.
+// tests: the NewServer ones, and Raft timeouts (and a leader's lease) of
+// 100ms, so that a cluster is ready, or fails over, well within a second.
 func NewCluster(t testing.TB, n int, opts ...Option) *Cluster {
 	t.Helper()
 	c := &Cluster{t: t, links: server.NewLinks(), faults: newFaults(t, uint64(time.Now().UnixNano()))}
@@ -70,6 +70,12 @@ func NewCluster(t testing.TB, n int, opts ...Option) *Cluster {
 		})
 		if m.cfg.RaftTimeout == 0 {
 			m.cfg.RaftTimeout = 100 * time.Millisecond
+		}
+		if m.cfg.LeaderLease == 0 {
+			// A whole Raft timeout: a leader on a loaded test machine
+			// (-race, a CPU hog, tests in parallel) keeps office through
+			// scheduling pauses that half of 100ms does not survive.
+			m.cfg.LeaderLease = m.cfg.RaftTimeout
 		}
 		if m.cfg.DataDir == durableMarker {
 			m.cfg.DataDir = t.TempDir()

@@ -168,7 +168,9 @@ type Session struct {
 }
 
 // Sessions returns the live sessions, ordered by id, each with its
-// ephemerals and the watches it holds on this server.
+// ephemerals and the watches it holds on this server. A namespace's are
+// those made through its address, and those that own ephemerals or hold
+// watches under its root (clients that use its chroot).
 func (in *Inspector) Sessions() []Session {
 	byID := make(map[int64][]server.Watch)
 	for _, w := range in.Watches() {
@@ -178,12 +180,14 @@ func (in *Inspector) Sessions() []Session {
 	sessions := in.srv.FSM().Sessions() // not inside Read: its lock is not reentrant
 	in.srv.FSM().Read(func(t *tree.Tree) {
 		for _, s := range sessions {
-			if in.owns != nil && !in.owns(s.ID) {
-				continue
+			var eph []string
+			for _, p := range t.Ephemerals(s.ID, "/") {
+				if in.inside(p) {
+					eph = append(eph, in.rel(p))
+				}
 			}
-			eph := t.Ephemerals(s.ID, "/")
-			for i, p := range eph {
-				eph[i] = in.rel(p)
+			if in.owns != nil && !in.owns(s.ID) && len(eph) == 0 && len(byID[s.ID]) == 0 {
+				continue
 			}
 			slices.Sort(eph)
 			out = append(out, Session{ID: s.ID, Timeout: time.Duration(s.Timeout) * time.Millisecond,
@@ -193,12 +197,12 @@ func (in *Inspector) Sessions() []Session {
 	return out
 }
 
-// Watches returns the watches held on this server, ordered by path, kind
-// and session.
+// Watches returns the watches held on this server (a namespace's: on its
+// subtree), ordered by path, kind and session.
 func (in *Inspector) Watches() []server.Watch {
 	var out []server.Watch
 	for _, w := range in.srv.Watches() {
-		if in.owns != nil && !in.owns(w.Session) || !in.inside(w.Path) {
+		if !in.inside(w.Path) {
 			continue
 		}
 		w.Path = in.rel(w.Path)
@@ -257,6 +261,7 @@ func (in *Inspector) WaitFor(what string, cond func(*Inspector) bool) {
 			deadline = td.Add(-time.Second)
 		}
 	}
+	start := time.Now()
 	timer := time.NewTimer(time.Until(deadline))
 	defer timer.Stop()
 	for {
@@ -267,7 +272,7 @@ func (in *Inspector) WaitFor(what string, cond func(*Inspector) bool) {
 		select {
 		case <-changed:
 		case <-timer.C:
-			in.t.Fatalf("servertest: waited %v for %s\n%s", waitBound, what, in.Dump())
+			in.t.Fatalf("servertest: waited %v for %s\n%s", time.Since(start).Round(time.Millisecond), what, in.Dump())
 			return
 		}
 	}

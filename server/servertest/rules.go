@@ -15,7 +15,7 @@ import (
 )
 
 // Rule picks client requests and the fault they meet: any of Ops (none:
-// every op but ping) on Path (exactly, or every path under it with Prefix)
+// every op but ping; the connect request is never matched) on Path (exactly, or every path under it with Prefix)
 // from Session on Member (0: any), from the Nth match on (0 or 1: the
 // first), Times times (0: once; Forever: always), each match with
 // Probability (0: always) drawn from the rules' seeded source.
@@ -96,16 +96,20 @@ func (f *Faults) pause(member int, d time.Duration) <-chan struct{} {
 	}
 	f.mu.Unlock()
 	if d > 0 {
-		time.AfterFunc(d, func() { f.resume(member) })
+		time.AfterFunc(d, func() { f.resumeHold(member, hold) })
 	}
 	return hold
 }
 
 // resume lets member's requests and links go on.
-func (f *Faults) resume(member int) {
+func (f *Faults) resume(member int) { f.resumeHold(member, nil) }
+
+// resumeHold resumes member if its pause is hold (any pause if nil): a
+// timed pause ends its own pause, not one begun after it ended.
+func (f *Faults) resumeHold(member int, want chan struct{}) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if hold := f.paused[member]; hold != nil {
+	if hold := f.paused[member]; hold != nil && (want == nil || hold == want) {
 		delete(f.paused, member)
 		if f.onPause != nil {
 			f.onPause(member, false)
@@ -168,14 +172,15 @@ func (f *Faults) List() []RuleState {
 }
 
 // Request implements server.RequestHook. A paused member holds every
-// request, pings included; otherwise the first rule that fires decides.
+// request, pings and connects included; otherwise the first rule that
+// fires decides.
 func (f *Faults) Request(req server.RequestInfo) server.Fault {
 	f.mu.Lock()
 	if hold := f.paused[req.Member]; hold != nil {
 		f.mu.Unlock()
 		return server.Fault{Hold: hold}
 	}
-	if req.Op == wire.OpPing {
+	if req.Op == wire.OpPing || req.Op == wire.OpCreateSession {
 		f.mu.Unlock()
 		return server.Fault{}
 	}

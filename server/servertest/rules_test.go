@@ -1,6 +1,7 @@
 package servertest_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -15,10 +16,13 @@ import (
 
 var openACL = zk.WorldACL(zk.PermAll)
 
-// session connects and waits for the session, closed with the test.
+// session connects and waits for the session, closed with the test. The
+// address is listed twice: go-zookeeper fails the requests queued while it
+// reconnects with ErrNoServer once it has tried every address it has,
+// which with a single one is at every reconnect.
 func session(t *testing.T, addr string) *zk.Conn {
 	t.Helper()
-	conn, events := connect(t, addr, 10*time.Second)
+	conn, events := dial(t, []string{addr, addr}, 10*time.Second)
 	waitState(t, events, zk.StateHasSession)
 	return conn
 }
@@ -218,4 +222,51 @@ func TestPause_ClusterLeader(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("the held request never ended")
 	}
+}
+
+// A paused follower does not hold up the others: the leader can still be
+// killed at once (its writes to the follower wait in the connection, and
+// the RPC it awaits ends with the leader's connections, not at Raft's
+// transport timeout), and a new leader is elected.
+func TestPause_FollowerDoesNotHoldUpTheOthers(t *testing.T) {
+	c := servertest.NewCluster(t, 3)
+	leader := c.Leader()
+	paused := (leader + 1) % 3
+	conn := session(t, c.Addr((leader+2)%3))
+	_, err := conn.Create("/before", nil, 0, openACL)
+	require.NoError(t, err)
+	c.Pause(paused)
+	done := make(chan struct{})
+	go func() { c.Kill(leader); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second): // Raft's transport would wait 10s for the follower's answer
+		t.Fatal("killing the leader waited for the paused follower")
+	}
+	c.Resume(paused)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	_, err = c.WaitForLeader(ctx)
+	require.NoError(t, err)
+}
+
+// A paused server holds connects too, so a session whose pings it held
+// expires, as when the server's process is stopped past the timeout: the
+// client learns it at the resume.
+func TestPause_SessionsExpire(t *testing.T) {
+	srv := servertest.NewServer(t)
+	conn, events := connect(t, srv.ConnectString(), 400*time.Millisecond)
+	waitState(t, events, zk.StateHasSession)
+	id := conn.SessionID()
+	srv.Pause()
+	srv.Inspect().WaitFor("the session to expire", func(in *servertest.Inspector) bool {
+		for _, s := range in.Sessions() {
+			if s.ID == id {
+				return false
+			}
+		}
+		return true
+	})
+	srv.Resume()
+	waitState(t, events, zk.StateExpired)
 }

@@ -5,12 +5,14 @@ import (
 	"crypto/sha1"
 	"encoding/base64"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/zkraft/zkraft/server"
 	"github.com/zkraft/zkraft/server/servertest/internal/chroot"
+	"github.com/zkraft/zkraft/tree"
 )
 
 // Namespace is a test's own part of a server that the tests of a binary
@@ -62,8 +64,8 @@ func Shared(t testing.TB) *Namespace {
 	t.Cleanup(func() {
 		defer release()
 		proxy.Close()
-		for _, id := range proxy.Sessions() {
-			srv.ExpireSession(id)
+		for _, s := range ns.Inspect().Sessions() {
+			srv.ExpireSession(s.ID)
 		}
 		if err := admin.Remove(root, postOrder(srv, root)); err != nil {
 			t.Errorf("servertest: removing shared namespace %s: %v", root, err)
@@ -84,15 +86,22 @@ func (n *Namespace) Chroot() string { return n.proxy.Root() }
 // are not rooted at the namespace.
 func (n *Namespace) ServerAddr() string { return n.srv.ConnectString() }
 
-// Sessions returns the ids of the sessions made or resumed through the
-// namespace's address.
-func (n *Namespace) Sessions() []int64 { return n.proxy.Sessions() }
+// Sessions returns the ids of the namespace's live sessions: those made
+// or resumed through its address, and those that own ephemerals or hold
+// watches under its root (clients that use its chroot).
+func (n *Namespace) Sessions() []int64 {
+	var ids []int64
+	for _, s := range n.Inspect().Sessions() {
+		ids = append(ids, s.ID)
+	}
+	return ids
+}
 
 // ExpireSession expires one of the namespace's sessions now, as if its
 // timeout had run out. It reports false for a session that is not the
 // namespace's or does not exist.
 func (n *Namespace) ExpireSession(id int64) bool {
-	return n.proxy.Owns(id) && n.srv.ExpireSession(id)
+	return slices.Contains(n.Sessions(), id) && n.srv.ExpireSession(id)
 }
 
 // DropClientConnections closes the connections of the namespace's
@@ -188,11 +197,11 @@ func (s *sharedServer) root(name string) string {
 	n := s.seq
 	s.mu.Unlock()
 	clean := strings.Map(func(r rune) rune {
-		if r == '/' || r < ' ' || r == 0x7f {
+		if r == '/' || !tree.ValidPath("/a"+string(r)) { // what ZooKeeper refuses in a name
 			return '_'
 		}
 		return r
-	}, name)
+	}, strings.ToValidUTF8(name, "_"))
 	return fmt.Sprintf("%s/%s-%d", sharedParent, clean, n)
 }
 

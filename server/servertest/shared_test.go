@@ -205,12 +205,19 @@ func TestShared_CleanedUpWhenTheTestEnds(t *testing.T) {
 	outer := servertest.Shared(t) // holds the shared server beyond the subtest
 	var root, addr string
 	var id int64
+	// A client that takes the namespace as a chroot (here: its paths
+	// spelled out), and outlives the test that made it.
+	chrooted, events := connect(t, outer.ServerAddr(), 10*time.Second)
+	waitState(t, events, zk.StateHasSession)
 	t.Run("user", func(t *testing.T) {
 		ns := servertest.Shared(t)
 		root, addr = ns.Chroot(), ns.ConnectString()
+		_, err := chrooted.Create(root+"/mine", nil, zk.FlagEphemeral, openACL)
+		require.NoError(t, err)
+		assert.Contains(t, ns.Sessions(), chrooted.SessionID(), "a chroot client's session is the namespace's")
 		conn := session(t, ns.ConnectString())
 		id = conn.SessionID()
-		_, err := conn.Create("/locked", nil, 0, openACL)
+		_, err = conn.Create("/locked", nil, 0, openACL)
 		require.NoError(t, err)
 		_, err = conn.Create("/locked/child", nil, 0, openACL)
 		require.NoError(t, err)
@@ -229,4 +236,18 @@ func TestShared_CleanedUpWhenTheTestEnds(t *testing.T) {
 	}
 	_, err = net.DialTimeout("tcp", addr, time.Second)
 	assert.Error(t, err, "the namespace's address is closed")
+	waitState(t, events, zk.StateExpired) // the chroot client's session went with the namespace
+}
+
+// Any test name gives a valid namespace, whatever ZooKeeper refuses in a
+// znode's name.
+func TestShared_AnyTestName(t *testing.T) {
+	for _, name := range []string{"smile 🙂", "dots..and/slashes", "ctrl\x01\x7f\u0085", "private \ue000", "\xff bad utf-8"} {
+		t.Run(name, func(t *testing.T) {
+			ns := servertest.Shared(t)
+			conn := session(t, ns.ConnectString())
+			_, err := conn.Create("/x", nil, 0, openACL)
+			require.NoError(t, err, ns.Chroot())
+		})
+	}
 }

@@ -34,7 +34,9 @@ type Violation struct {
 	Detail    string
 }
 
-// OK reports whether nothing was found wrong.
+// OK reports whether nothing was found wrong. A linearizability check that
+// ran out of time (Verdict "Unknown") found nothing wrong either; String
+// says so.
 func (r *Report) OK() bool { return r.Verdict != string(porcupine.Illegal) && len(r.Violations) == 0 }
 
 // Check reads the history and checks it.
@@ -75,6 +77,10 @@ func (r *Recorder) Check() *Report {
 	return rep
 }
 
+// modelled are the error codes that say something of the node a write
+// was refused on, which the model checks.
+var modelled = []error{zk.ErrNodeExists, zk.ErrNoNode, zk.ErrNoChildrenForEphemerals, zk.ErrBadVersion, zk.ErrNotEmpty}
+
 // linearizable returns the porcupine history: writes, and reads made after
 // a sync, each as one step per znode it touches.
 func linearizable(ops []Op) []porcupine.Operation {
@@ -89,6 +95,9 @@ func linearizable(ops []Op) []porcupine.Operation {
 		ret := op.Return
 		if op.Pending {
 			op.Outcome, ret = Unknown, end
+		}
+		if op.Outcome == Failed && op.Kind != "get" && op.Kind != "exists" && !is(op.Err, modelled...) {
+			continue // refused for a reason that says nothing of the node (an ACL, a bad argument): nothing happened
 		}
 		switch op.Kind {
 		case "create":
@@ -128,10 +137,12 @@ func linearizable(ops []Op) []porcupine.Operation {
 			if op.Outcome == Unknown || op.Pending || op.Outcome == Failed && !is(op.Err, zk.ErrNoNode) {
 				continue
 			}
-			// The latest sync of the client that returned before the read was called.
+			// The latest sync of the client's session that returned before
+			// the read was called. (A new session may start behind: go-zookeeper
+			// forgets the zxid it had seen when its session expires.)
 			var sync *Op
 			for _, s := range lastSync[op.Client] {
-				if s.Return < op.Call && (sync == nil || s.Call > sync.Call) {
+				if op.Session != 0 && s.Session == op.Session && s.Return < op.Call && (sync == nil || s.Call > sync.Call) {
 					sync = s
 				}
 			}
@@ -167,6 +178,9 @@ func illegalPaths(history []porcupine.Operation, info porcupine.LinearizationInf
 func (r *Report) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "history: %d operations, %d in the linearizability check: %s", r.Ops, r.Checked, r.Verdict)
+	if r.Verdict == string(porcupine.Unknown) {
+		b.WriteString(" (the check ran out of time: linearizability not decided)")
+	}
 	if len(r.Illegal) > 0 {
 		fmt.Fprintf(&b, "\nnot linearizable: %s", strings.Join(r.Illegal, ", "))
 		for _, p := range r.Illegal {
@@ -275,35 +289,41 @@ func knownWrites(ops []Op) map[string][]write {
 }
 
 // zxidOrder checks that no read of the client shows a node older than a
-// write to it at or below the highest zxid the session had seen before.
+// write to it at or below the highest zxid the session had seen before the
+// read was called (a client may have several calls out at once, from
+// several goroutines: only the replies it had before count).
 func zxidOrder(client int, mine []*Op, writes map[string][]write) []Violation {
+	type seen struct {
+		at   int64 // the return it was seen at
+		zxid int64
+		op   int
+	}
 	var out []Violation
-	var floor int64
-	var floorOp int
-	session := int64(-1)
+	bySession := map[int64][]seen{} // in order of return, as mine is
 	for _, op := range mine {
-		if op.Session != session { // a new session starts from what it is told
-			session, floor = op.Session, 0
-		}
-		if op.Outcome != OK || op.Stat == nil || op.Kind == "multi" {
+		if op.Session == 0 || op.Outcome != OK || op.Stat == nil || op.Kind == "multi" {
 			continue
 		}
 		st := op.Stat
+		var floor seen
+		for _, s := range bySession[op.Session] {
+			if s.at < op.Call && s.zxid > floor.zxid {
+				floor = s
+			}
+		}
 		if op.Kind != "set" {
 			for _, w := range writes[op.Path] {
 				newer := w.czxid == st.Czxid && w.mzxid > st.Mzxid || w.czxid > st.Czxid
-				if newer && w.mzxid <= floor {
+				if newer && w.mzxid <= floor.zxid {
 					out = append(out, Violation{Guarantee: "writes in zxid order", Client: client,
-						Ops: []int{floorOp, w.op, op.ID},
+						Ops: []int{floor.op, w.op, op.ID},
 						Detail: fmt.Sprintf("%s shows mzxid %#x, older than the write at %#x, though the session had seen zxid %#x",
-							op.Path, st.Mzxid, w.mzxid, floor)})
+							op.Path, st.Mzxid, w.mzxid, floor.zxid)})
 					break
 				}
 			}
 		}
-		if z := max(st.Mzxid, st.Czxid, st.Pzxid); z > floor {
-			floor, floorOp = z, op.ID
-		}
+		bySession[op.Session] = append(bySession[op.Session], seen{op.Return, max(st.Mzxid, st.Czxid, st.Pzxid), op.ID})
 	}
 	return out
 }
@@ -317,7 +337,8 @@ func ownWrites(client int, mine []*Op, all []Op) []Violation {
 			continue
 		}
 		for _, r := range mine[i+1:] {
-			if r.Call < w.Return || r.Path != w.Created || (r.Kind != "get" && r.Kind != "exists") {
+			if r.Call < w.Return || r.Path != w.Created || (r.Kind != "get" && r.Kind != "exists") ||
+				w.Session == 0 || r.Session != w.Session { // a new session may start behind
 				continue
 			}
 			gone := r.Outcome == Failed && is(r.Err, zk.ErrNoNode) || r.Kind == "exists" && r.Outcome == OK && r.Stat == nil
@@ -377,7 +398,7 @@ func watchesFirst(client int, mine []*Op, events []Event) []Violation {
 			if !changed(w, r) {
 				continue
 			}
-			if lostConnection(evs, w.Return, r.Return) {
+			if lostConnection(evs, w.Call, r.Return) {
 				break
 			}
 			if !notified(evs, w, r.Return) {

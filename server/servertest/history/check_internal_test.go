@@ -21,6 +21,9 @@ func (h *hist) op(o Op) *Op {
 }
 
 func (h *hist) add(o Op) *Op {
+	if o.Session == 0 {
+		o.Session = int64(o.Client + 1) // a session of its own unless told
+	}
 	if o.Err != nil {
 		o.Outcome = outcome(o.Err)
 	}
@@ -150,6 +153,50 @@ func TestCheck_Linearizability(t *testing.T) {
 		}})
 		sync(h, 1)
 		h.op(Op{Client: 1, Kind: "get", Path: "/m", Result: []byte("2"), Stat: stat(1, 1, 1)})
+		assert.Equal(t, "Ok", h.r.Check().Verdict)
+	})
+}
+
+// What a correct ZooKeeper history may hold, and the checker must accept.
+func TestCheck_NoFalsePositives(t *testing.T) {
+	t.Run("a write refused for its ACL or arguments", func(t *testing.T) {
+		h := newHist()
+		h.op(Op{Client: 0, Kind: "create", Path: "/a", Created: "/a", Data: []byte("x")})
+		h.op(Op{Client: 1, Kind: "set", Path: "/a", Data: []byte("y"), Version: -1, Err: zk.ErrNoAuth})
+		h.op(Op{Client: 1, Kind: "create", Path: "/a", Flags: 5, Err: zk.ErrInvalidFlags})
+		h.op(Op{Client: 1, Kind: "delete", Path: "/a", Version: -1, Err: zk.ErrBadArguments})
+		rep := h.r.Check()
+		assert.Equal(t, "Ok", rep.Verdict)
+		assert.Empty(t, rep.Violations)
+	})
+	t.Run("one client's calls answered in another order than returned", func(t *testing.T) {
+		// A get sent and answered first (mzxid 3), a set sent second and
+		// answered second (mzxid 7), whose goroutine returned first.
+		h := newHist()
+		get := h.add(Op{Client: 0, Kind: "get", Path: "/a", Result: []byte("x"), Stat: stat(2, 3, 1),
+			Call: h.r.seq.Add(1)})
+		set := h.add(Op{Client: 0, Kind: "set", Path: "/a", Data: []byte("y"), Version: 1, Stat: stat(2, 7, 2),
+			Call: h.r.seq.Add(1)})
+		set.Return = h.r.seq.Add(1)
+		get.Return = h.r.seq.Add(1)
+		h.r.ops[0], h.r.ops[1] = get, set
+		assert.Empty(t, h.r.Check().Violations)
+	})
+	t.Run("a new session after an expiry", func(t *testing.T) {
+		h := newHist()
+		h.op(Op{Client: 0, Session: 10, Kind: "create", Path: "/n", Created: "/n", Data: []byte("1")})
+		h.op(Op{Client: 0, Session: 10, Kind: "sync", Path: "/"})
+		h.op(Op{Client: 0, Session: 11, Kind: "exists", Path: "/n"}) // a new session on a member behind
+		rep := h.r.Check()
+		assert.Empty(t, rep.Violations)
+		assert.Equal(t, "Ok", rep.Verdict, "the sync was another session's: the read is not checked")
+	})
+	t.Run("a node from before the history may be reaped", func(t *testing.T) {
+		h := newHist()
+		h.op(Op{Client: 0, Kind: "sync", Path: "/"})
+		h.op(Op{Client: 0, Kind: "get", Path: "/box", Result: []byte{}, Stat: stat(1, 1, 0)}) // a container
+		h.op(Op{Client: 0, Kind: "sync", Path: "/"})
+		h.op(Op{Client: 0, Kind: "get", Path: "/box", Err: zk.ErrNoNode})
 		assert.Equal(t, "Ok", h.r.Check().Verdict)
 	})
 }

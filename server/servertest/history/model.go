@@ -173,9 +173,9 @@ func apply(s znode, op *Op) []znode {
 // was known: what its outcome shows, or still nothing.
 func applyUnknown(op *Op) []znode {
 	code := op.Err
-	seen := func(st *zk.Stat) znode {
-		return znode{Known: true, Exists: true, Version: st.Version, Vanish: st.EphemeralOwner != 0}
-	}
+	// A node learned from a read may vanish: its Stat does not say whether
+	// it is a container or a TTL node, which the server may reap.
+	seen := func(st *zk.Stat) znode { return znode{Known: true, Exists: true, Version: st.Version, Vanish: true} }
 	switch op.Kind {
 	case "create":
 		created := znode{Known: true, Exists: true, DataKnown: true, Data: string(op.Data), Vanish: mayVanish(op.Flags)}

@@ -46,7 +46,7 @@ func New() *Recorder { return &Recorder{start: time.Now()} }
 type Op struct {
 	ID      int    // its place in the history, from 0
 	Client  int    // the client that made it, from 0
-	Session int64  // the client's session when it was answered
+	Session int64  // the client's session, if the same when it was called and answered (else 0)
 	Kind    string // create, delete, set, get, exists, children, sync, multi, check
 	Path    string
 	Data    []byte // create, set: what was written
@@ -104,8 +104,8 @@ type Conn struct {
 }
 
 // Connect connects a go-zookeeper client as zk.Connect does, with the
-// given options, and records its calls and events. The Recorder uses the
-// client's event callback: an option that sets another one replaces it.
+// given options, and records its calls and events. The Recorder sets the
+// client's event callback after the options: one they set is replaced.
 func (r *Recorder) Connect(servers []string, sessionTimeout time.Duration, options ...func(*zk.Conn)) (*Conn, <-chan zk.Event, error) {
 	client, option := r.newClient()
 	conn, events, err := zk.Connect(servers, sessionTimeout, func(c *zk.Conn) {
@@ -160,7 +160,7 @@ func (r *Recorder) event(client int, session int64, ev zk.Event) {
 // begin records a call.
 func (c *Conn) begin(op *Op) *Op {
 	r := c.rec
-	op.Client = c.client
+	op.Client, op.Session = c.client, c.SessionID()
 	op.Call, op.CallTime, op.Pending = r.seq.Add(1), time.Since(r.start), true
 	r.mu.Lock()
 	op.ID = len(r.ops)
@@ -175,6 +175,9 @@ func (c *Conn) end(op *Op, err error, fill func()) {
 	seq, at, session := r.seq.Add(1), time.Since(r.start), c.SessionID()
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if session != op.Session {
+		session = 0 // the session changed while the call was out: which one answered is not known
+	}
 	op.Return, op.ReturnTime, op.Session, op.Pending = seq, at, session, false
 	op.Err, op.Outcome = err, outcome(err)
 	if fill != nil {

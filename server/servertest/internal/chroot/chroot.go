@@ -132,6 +132,10 @@ func (p *Proxy) sawSession(id int64) {
 	}
 }
 
+// maxReply bounds the frames relayed from the server, which sends replies
+// larger than jute.maxbuffer (a huge getChildren) up to its queue's bound.
+const maxReply = 256 << 20
+
 // configPath is where ZooKeeper keeps the ensemble's configuration.
 const configPath = "/zookeeper/config"
 
@@ -166,6 +170,7 @@ func (r *relay) run() {
 	if err != nil {
 		return
 	}
+	defer server.Close() // also when a drop came while it was dialled
 	r.p.mu.Lock()
 	r.server = server
 	closed := r.p.closed
@@ -211,8 +216,12 @@ func (r *relay) up(in io.Reader) {
 		if !first && len(frame) >= wire.RequestHeaderSize {
 			var h wire.RequestHeader
 			h.Decode(frame)
+			xid := h.Xid
+			if h.OpCode == wire.OpPing {
+				xid = wire.XidPing // the server answers every ping with xid -2
+			}
 			r.mu.Lock()
-			r.pending[h.Xid] = append(r.pending[h.Xid], h.OpCode)
+			r.pending[xid] = append(r.pending[xid], h.OpCode)
 			r.mu.Unlock()
 			if rewritten, ok := r.request(h.OpCode, frame[wire.RequestHeaderSize:]); ok {
 				body = h.Append(make([]byte, 0, wire.RequestHeaderSize+len(rewritten)))
@@ -233,7 +242,7 @@ func (r *relay) up(in io.Reader) {
 // noting the session, then replies and events with the root taken off
 // their paths.
 func (r *relay) down() {
-	frames := wire.NewFrameReader(r.server, 2*r.p.maxFrame)
+	frames := wire.NewFrameReader(r.server, maxReply) // the server's replies may exceed what it takes in
 	out := bufio.NewWriter(r.client)
 	first := true
 	for {

@@ -93,18 +93,22 @@ func (a *Admin) Create(root string) error {
 	})
 }
 
+// maxMultiBytes bounds a multi of deletes well below jute.maxbuffer.
+const maxMultiBytes = 256 << 10
+
 // Remove deletes the node at root and everything below it. paths, if
 // given, lists them children before parents (as the caller last saw the
-// tree): they go in multis of up to 1000 deletes, and whatever changed
+// tree): they go in multis of up to 256 KiB of deletes, and whatever changed
 // meanwhile (ephemerals of closing sessions, reaped containers) is then
 // removed node by node.
 func (a *Admin) Remove(root string, paths []string) error {
 	return a.do(func(c *client) error {
 		for len(paths) > 0 {
-			n := min(len(paths), 1000)
 			req := &wire.MultiRequest{}
-			for _, p := range paths[:n] {
-				req.Ops = append(req.Ops, wire.MultiOp{Type: wire.OpDelete, Req: &wire.DeleteRequest{Path: p, Version: -1}})
+			n, size := 0, 0
+			for ; n < len(paths) && size < maxMultiBytes; n++ {
+				req.Ops = append(req.Ops, wire.MultiOp{Type: wire.OpDelete, Req: &wire.DeleteRequest{Path: paths[n], Version: -1}})
+				size += len(paths[n]) + 24 // the path, its length, the op's header and version
 			}
 			var resp wire.MultiResponse
 			code, err := c.call(c.next(), wire.OpMulti, req, &resp)
