@@ -77,6 +77,24 @@ func ExampleFaults() {
 	// rule 1 fired 1 time(s)
 }
 
+// Pausing a member, as SIGSTOP would: the others elect a leader without
+// it, and its clients' requests wait until it resumes.
+func ExampleCluster_Pause() {
+	t := newExampleT()
+	defer t.finish()
+
+	c := servertest.NewCluster(t, 3)
+	old := c.Leader()
+	c.Pause(old)
+	// The paused leader's lease lapses and another member is elected.
+	for deadline := time.Now().Add(10 * time.Second); (c.Leader() == old || c.Leader() < 0) && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
+	fmt.Println(c.Leader() != old)
+	c.Resume(old)
+	// Output: true
+}
+
 // A three-member cluster in the test's process; killing the leader, the
 // others elect another and keep the data.
 func ExampleNewCluster() {
