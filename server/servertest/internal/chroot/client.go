@@ -76,12 +76,18 @@ func (e codeError) Error() string { return fmt.Sprintf("chroot: %s %s: %v", e.op
 // nodes open to all. Nodes already there are no error.
 func (a *Admin) Create(root string) error {
 	return a.do(func(c *client) error {
+		create := func(p string) (wire.Code, error) {
+			return c.call(c.next(), wire.OpCreate, &wire.CreateRequest{Path: p, Data: []byte{}, ACL: wire.OpenACLUnsafe}, nil)
+		}
+		code, err := create(root) // one write when the parent is there, as it mostly is
+		if err != nil || code == wire.CodeOK || code == wire.CodeNodeExists {
+			return err
+		}
 		for i := 1; i <= len(root); i++ {
 			if i < len(root) && root[i] != '/' {
 				continue
 			}
-			req := &wire.CreateRequest{Path: root[:i], Data: []byte{}, ACL: wire.OpenACLUnsafe}
-			code, err := c.call(c.next(), wire.OpCreate, req, nil)
+			code, err := create(root[:i])
 			if err != nil {
 				return err
 			}
