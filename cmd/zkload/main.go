@@ -51,6 +51,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 	runs := fs.Int("runs", 1, "repeat every workload this many times and print the median of each column")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the whole run (the embedded server included) to this file")
 	memprofile := fs.String("memprofile", "", "write a heap profile at the end of the run to this file")
+	fill := fs.String("fill", "", "instead of -ops, build PARENTSxCHILDREN znodes (1000x1000: a million) and report memory per znode")
+	fillName := fs.Int("fill-name", 16, "characters in each name -fill creates")
+	fillData := fs.Int("fill-data", 32, "data bytes in each znode -fill creates")
+	pids := map[string]int{}
+	fs.Func("pid", "name=PID: the process of -target name, whose memory -fill measures (a JVM's live heap through jcmd)", func(v string) error {
+		name, p, _ := strings.Cut(v, "=")
+		pid, err := strconv.Atoi(p)
+		pids[name] = pid
+		return err
+	})
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -85,6 +95,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if *memprofile != "" {
 		defer writeHeapProfile(*memprofile, stderr)
+	}
+	if *fill != "" {
+		return runFills(*fill, *fillName, *fillData, cfg, targets, pids, *embedded, *runs, stdout, stderr)
 	}
 	line := func(run, name, op string, r row) {
 		fmt.Fprintf(stdout, "%-7s %-10s %-8s %s\n", run, name, op, r)
