@@ -29,12 +29,14 @@ func TestMutex_SurvivesDroppedConnections(t *testing.T) {
 	addr, path, ctx := srv.ConnectString(), uniquePath(t), testContext(t)
 	var counter, drops int // protected by the distributed lock only
 	var wg sync.WaitGroup
+	var dump sync.Once // the server's state, at the first failure
 	for range 5 {
 		m := lockrecipe.NewMutex(newSession(t, addr).Conn, path)
 		wg.Go(func() {
 			for range 20 {
 				lease, err := m.Acquire(ctx)
 				if !assert.NoError(t, err) {
+					dump.Do(func() { t.Log(srv.Inspect().Dump()) })
 					return
 				}
 				if counter++; counter%7 == 0 {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -55,9 +56,15 @@ type conn struct {
 	// watch delivery on other goroutines.
 	auth atomic.Pointer[[]wire.Id]
 
-	pmu      sync.Mutex // guards inflight, drained
+	pmu      sync.Mutex // guards inflight, drained, stopped, parked
 	inflight int
 	drained  chan struct{} // closed when inflight drops to 0
+	stopped  bool          // closed: no write may start
+	parked   bool          // in Server.draining until inflight drops to 0
+	// before holds, for a resumed session, the drained channels of its
+	// earlier connections here that still had writes in flight; reads
+	// wait for them (reader goroutine only).
+	before []<-chan struct{}
 
 	// Watch bookkeeping, guarded by the watch registry's mutex.
 	dataPaths  map[string]struct{}
@@ -147,8 +154,53 @@ func (s *Server) removeConn(c *conn) {
 	if c.session != 0 && s.bySession[c.session] == c {
 		delete(s.bySession, c.session)
 	}
+	if c.session != 0 && c.park() {
+		s.draining[c.session] = append(s.draining[c.session], c)
+	}
 	s.mu.Unlock()
 	s.watches.removeConn(c)
+}
+
+// park marks a closed connection that still has writes in flight as kept
+// in Server.draining until they are applied, and reports whether it did.
+func (c *conn) park() bool {
+	c.pmu.Lock()
+	defer c.pmu.Unlock()
+	c.parked = c.inflight > 0
+	return c.parked
+}
+
+// unpark forgets a parked connection whose writes have all been applied.
+func (s *Server) unpark(c *conn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	conns := slices.DeleteFunc(s.draining[c.session], func(o *conn) bool { return o == c })
+	if len(conns) == 0 {
+		delete(s.draining, c.session)
+	} else {
+		s.draining[c.session] = conns
+	}
+}
+
+// writesInFlight returns the drained channels of the writes that session
+// id's earlier connections here still have in flight: old, the one a
+// resume just closed, and those already gone (parked). Closed, they start
+// no more writes.
+func (s *Server) writesInFlight(id int64, old *conn) []<-chan struct{} {
+	var out []<-chan struct{}
+	if old != nil {
+		if ch := old.writesDrained(); ch != nil {
+			out = append(out, ch)
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, o := range s.draining[id] {
+		if ch := o.writesDrained(); ch != nil {
+			out = append(out, ch)
+		}
+	}
+	return out
 }
 
 // serve is the reader goroutine: handshake, then one request at a time.
@@ -286,7 +338,7 @@ func (c *conn) resumeSession(req *wire.ConnectRequest) (string, bool) {
 	s := c.srv
 	// As ZooKeeper does, the session's current connection here is closed
 	// before the password is even checked.
-	s.unbind(req.SessionID, "client reconnecting with this session")
+	old := s.unbind(req.SessionID, "client reconnecting with this session")
 	sess, ok := s.fsm.Session(req.SessionID)
 	if !ok && s.cfg.clustered() {
 		// This member may not have applied the session's creation yet (it
@@ -318,6 +370,11 @@ func (c *conn) resumeSession(req *wire.ConnectRequest) (string, bool) {
 	}
 	c.session = req.SessionID
 	s.bind(c, req.SessionID)
+	// Writes the session sent on an earlier connection may still be in
+	// flight (the client saw that connection lost, not the write fail):
+	// reads wait for them, as ZooKeeper holds a session's reads behind its
+	// pending writes whatever connection brought them.
+	c.before = s.writesInFlight(req.SessionID, old)
 	c.sendConnectResponse(req, req.SessionID, sess.Passwd)
 	c.log.Debug("session resumed", "session", hexID(req.SessionID))
 	return "", true
@@ -410,6 +467,7 @@ func (c *conn) close(reason string) {
 		c.omu.Lock()
 		c.closed = true
 		c.omu.Unlock()
+		c.stopWrites()
 		close(c.done)
 		c.nc.Close()
 		// Not c.session: close runs on any goroutine, the handshake sets it.
@@ -417,8 +475,9 @@ func (c *conn) close(reason string) {
 	})
 }
 
-// unbind closes the connection session id has on this server, if any.
-func (s *Server) unbind(id int64, reason string) {
+// unbind closes the connection session id has on this server, if any, and
+// returns it.
+func (s *Server) unbind(id int64, reason string) *conn {
 	s.mu.Lock()
 	old := s.bySession[id]
 	delete(s.bySession, id)
@@ -426,6 +485,7 @@ func (s *Server) unbind(id int64, reason string) {
 	if old != nil {
 		old.close(reason)
 	}
+	return old
 }
 
 // bind makes c the connection of session id, closing any other connection

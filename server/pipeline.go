@@ -134,7 +134,9 @@ func leadingPath(op wire.Op, body []byte) string {
 // submit proposes a write. Its reply is queued by the FSM observer when
 // this member applies it.
 func (c *conn) submit(req request, body []byte) {
-	c.writeStarted()
+	if !c.writeStarted() {
+		return // closed: the request is dropped unapplied, as if never read
+	}
 	cmd := &raftfsm.Command{
 		Type: raftfsm.TypeRequest, Session: c.session, Time: c.srv.nowMillis(),
 		ExtendedTypes: c.srv.cfg.ExtendedTypesEnabled, Auth: c.ids(), Op: req.op, Body: body,
@@ -160,7 +162,9 @@ func (c *conn) writeApplied(req request, r *raftfsm.Result) {
 // closeSession proposes the session's close, waits for its reply to be
 // written, and ends the connection.
 func (c *conn) closeSession(req request) (string, bool) {
-	c.writeStarted()
+	if !c.writeStarted() {
+		return "closed", false
+	}
 	cmd := &raftfsm.Command{Type: raftfsm.TypeCloseSession, Session: c.session, Time: c.srv.nowMillis()}
 	c.srv.propose(cmd, func(r *raftfsm.Result) {
 		defer c.writeFinished()
@@ -175,29 +179,73 @@ func (c *conn) closeSession(req request) (string, bool) {
 	return "session closed by the client", false
 }
 
-func (c *conn) writeStarted() {
+// writeStarted counts a write in flight, unless the connection is closed:
+// then it reports false and the write must not be proposed. (A session
+// resumed on a new connection waits for the writes its old connections
+// have in flight, and counts on them not to start more: see
+// Server.writesInFlight.)
+func (c *conn) writeStarted() bool {
 	c.pmu.Lock()
+	if c.stopped {
+		c.pmu.Unlock()
+		return false
+	}
 	if c.inflight == 0 {
 		c.drained = make(chan struct{})
 	}
 	c.inflight++
 	c.pmu.Unlock()
 	c.srv.stats.outstanding.Add(1)
+	return true
 }
 
 func (c *conn) writeFinished() {
 	c.pmu.Lock()
 	c.inflight--
+	parked := false
 	if c.inflight == 0 {
 		close(c.drained)
+		parked, c.parked = c.parked, false
 	}
 	c.pmu.Unlock()
 	c.srv.stats.outstanding.Add(-1)
+	if parked {
+		c.srv.unpark(c)
+	}
 }
 
-// waitDrained waits until no write of this connection is in flight. It
-// reports false if the connection closed first.
+// stopWrites makes writeStarted refuse from now on; part of closing.
+func (c *conn) stopWrites() {
+	c.pmu.Lock()
+	c.stopped = true
+	c.pmu.Unlock()
+}
+
+// writesDrained returns a channel closed once the writes in flight now
+// have been applied, or nil if there are none.
+func (c *conn) writesDrained() <-chan struct{} {
+	c.pmu.Lock()
+	defer c.pmu.Unlock()
+	if c.inflight == 0 {
+		return nil
+	}
+	return c.drained
+}
+
+// waitDrained waits until no write of this connection, nor of the
+// session's connections before it on this server, is in flight: a
+// session's requests are answered in order even across a reconnection, as
+// ZooKeeper orders them by session. It reports false if the connection
+// closed first.
 func (c *conn) waitDrained() bool {
+	for _, ch := range c.before {
+		select {
+		case <-ch:
+		case <-c.done:
+			return false
+		}
+	}
+	c.before = nil
 	c.pmu.Lock()
 	if c.inflight == 0 {
 		c.pmu.Unlock()

@@ -42,7 +42,8 @@ type Server struct {
 	mu        sync.Mutex // guards the fields below
 	listeners map[net.Listener]struct{}
 	conns     map[*conn]struct{}
-	bySession map[int64]*conn // the connection a session is bound to
+	bySession map[int64]*conn   // the connection a session is bound to
+	draining  map[int64][]*conn // closed connections of a session with writes still in flight (conn.park)
 	perIP     map[string]int
 	closed    bool
 	tracker   *session.Tracker // session liveness (leader only), on clock.Elapsed
@@ -71,6 +72,7 @@ func New(cfg Config) (*Server, error) {
 		listeners: make(map[net.Listener]struct{}),
 		conns:     make(map[*conn]struct{}),
 		bySession: make(map[int64]*conn),
+		draining:  make(map[int64][]*conn),
 		perIP:     make(map[string]int),
 		tracker:   session.NewTracker(cfg.TickTime),
 		quit:      make(chan struct{}),
