@@ -64,13 +64,17 @@ func TestClusterObserver(t *testing.T) {
 // TestDurableConfAndDirs checks that conf names a durable server's
 // directories and that dirs measures them, as ZooKeeper's do.
 func TestDurableConfAndDirs(t *testing.T) {
-	srv := servertest.NewServer(t, servertest.WithDurable())
 	assert.Equal(t, "datadir_size: 0\nlogdir_size: 0\n", fourLetterWord(t, servertest.NewServer(t).ConnectString(), "dirs"),
 		"in memory, nothing on disk")
-	conf := fourLetterWord(t, srv.ConnectString(), "conf")
-	assert.Regexp(t, `(?m)^dataDir=/.+\ndataDirSize=\d+\ndataLogDir=/.+\ndataLogSize=[1-9]\d*\ntickTime=`, conf)
-	dirs := fourLetterWord(t, srv.ConnectString(), "dirs")
-	assert.Regexp(t, `^datadir_size: \d+\nlogdir_size: [1-9]\d*\n$`, dirs, "the Raft log has its file")
+	for _, store := range logStores {
+		t.Run(store.name, func(t *testing.T) {
+			srv := servertest.NewServer(t, servertest.WithDurable(), store.opt)
+			conf := fourLetterWord(t, srv.ConnectString(), "conf")
+			assert.Regexp(t, `(?m)^dataDir=/.+\ndataDirSize=\d+\ndataLogDir=/.+\ndataLogSize=[1-9]\d*\ntickTime=`, conf)
+			dirs := fourLetterWord(t, srv.ConnectString(), "dirs")
+			assert.Regexp(t, `^datadir_size: \d+\nlogdir_size: [1-9]\d*\n$`, dirs, "the Raft log has its files")
+		})
+	}
 }
 
 // mntr returns a server's mntr output.

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkraft/zkraft/server"
 	"github.com/zkraft/zkraft/server/servertest"
 )
 
@@ -68,8 +69,23 @@ func retryOnConnLoss(op func() error) error {
 	}
 }
 
+// logStores are the durable Raft log stores, each as a servertest option.
+var logStores = []struct {
+	name string
+	opt  servertest.Option
+}{
+	{server.LogStoreBolt, func(c *server.Config) { c.LogStore = server.LogStoreBolt }},
+	{server.LogStoreWAL, func(c *server.Config) { c.LogStore = server.LogStoreWAL }},
+}
+
 func TestClusterDurableRestart(t *testing.T) {
-	c := servertest.NewCluster(t, 3, servertest.WithDurable())
+	for _, store := range logStores {
+		t.Run(store.name, func(t *testing.T) { testClusterDurableRestart(t, store.opt) })
+	}
+}
+
+func testClusterDurableRestart(t *testing.T, store servertest.Option) {
+	c := servertest.NewCluster(t, 3, servertest.WithDurable(), store)
 	cl := mustConnect(t, c.Addr(0))
 	for i := range 50 { // a leader change under load costs a connection: retried
 		require.NoError(t, retryOnConnLoss(func() error {

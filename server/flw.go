@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/zkraft/zkraft/server/member"
 	"github.com/zkraft/zkraft/tree"
 )
 
@@ -266,9 +265,7 @@ func (s *Server) dirSizes() (data, logs int64) {
 	if s.cfg.DataDir == "" {
 		return 0, 0
 	}
-	if info, err := os.Stat(filepath.Join(s.node.Config().LogDir(), member.LogFile)); err == nil {
-		logs = info.Size()
-	}
+	logs = treeSize(s.node.Config().LogPath())
 	data = treeSize(s.cfg.DataDir)
 	if s.node.Config().LogDir() == s.cfg.DataDir {
 		data -= logs

@@ -85,6 +85,8 @@ func (c *Config) applyZooCfg(key, v string, port, addr *string) (known bool, err
 		c.DataDir = v
 	case "dataLogDir":
 		c.DataLogDir = v
+	case "zkraft.logStore":
+		c.LogStore = v
 	case "snapCount", "zookeeper.snapCount":
 		c.SnapCount, err = strconv.Atoi(v)
 	case "autopurge.snapRetainCount":

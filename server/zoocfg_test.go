@@ -28,6 +28,7 @@ maxSessionTimeout=90000
 jute.maxbuffer=0x200000
 extendedTypesEnabled=true
 znode.container.checkIntervalMs=1500
+zkraft.logStore=wal
 zookeeper.nio.sessionlessCnxnTimeout=2500
 fancyNewKey=1
 ! a comment too
@@ -45,6 +46,7 @@ fancyNewKey=1
 	assert.Equal(t, 1500*time.Millisecond, cfg.ContainerCheckInterval)
 	assert.Equal(t, 2500*time.Millisecond, cfg.SessionlessCnxnTimeout)
 	assert.Equal(t, "/var/lib/zookeeper", cfg.DataDir)
+	assert.Equal(t, server.LogStoreWAL, cfg.LogStore)
 	assert.Equal(t, []string{"fancyNewKey"}, unknown, "initLimit and dataDir are known")
 }
 
@@ -96,6 +98,7 @@ func TestConfig_Validate(t *testing.T) {
 		{"bad address", server.Config{ClientPortAddress: "nope"}, "clientPortAddress"},
 		{"tiny buffer", server.Config{JuteMaxBuffer: 10}, "jute.maxbuffer"},
 		{"server id", server.Config{ServerID: 300}, "server id"},
+		{"log store", server.Config{LogStore: "leveldb"}, `log store "leveldb"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

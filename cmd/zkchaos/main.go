@@ -55,6 +55,7 @@ type summary struct {
 	Seed          uint64         `json:"seed"`
 	Members       int            `json:"members"`
 	Durable       bool           `json:"durable"`
+	LogStore      string         `json:"log_store,omitempty"`
 	Seconds       float64        `json:"seconds"`
 }
 
@@ -65,6 +66,7 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	window := fs.Duration("window", 30*time.Second, "length of each checked window")
 	members := fs.Int("members", 3, "cluster members")
 	durable := fs.Bool("durable", false, "members keep a Raft log and snapshots on disk")
+	logStore := fs.String("log-store", "", `durable members' Raft log store: "boltdb" (the default) or "wal"; implies -durable`)
 	nemesis := fs.String("nemesis", "all", "faults, comma-separated, or all: "+strings.Join(allFaults(), ", "))
 	clients := fs.Int("clients", 5, "client sessions")
 	keys := fs.Int("keys", 3, "registers per window")
@@ -106,7 +108,12 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 			return 1
 		}
 	}
-	cluster, err := chaos.StartProcesses(*bin, *dir, *members, *durable)
+	if *logStore != "" {
+		*durable = true
+	} else if *durable {
+		*logStore = "boltdb"
+	}
+	cluster, err := chaos.StartProcesses(*bin, *dir, *members, *logStore)
 	if err != nil {
 		fmt.Fprintln(stderr, "zkchaos:", err)
 		return 1
@@ -131,9 +138,9 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 		logf = func(format string, args ...any) { fmt.Fprintf(stderr, format+"\n", args...) }
 	}
 	fmt.Fprintf(stdout, "zkchaos: %d members (%s) in %s, seed %d, faults %s, %v in windows of %v\n",
-		*members, map[bool]string{true: "durable", false: "in memory"}[*durable], *dir, *seed,
+		*members, map[bool]string{true: "durable, " + *logStore, false: "in memory"}[*durable], *dir, *seed,
 		strings.Join(faults, ","), *duration, *window)
-	sum := summary{Faults: map[string]int{}, Seed: *seed, Members: *members, Durable: *durable}
+	sum := summary{Faults: map[string]int{}, Seed: *seed, Members: *members, Durable: *durable, LogStore: *logStore}
 	start := time.Now()
 	for w := 0; ctx.Err() == nil && time.Since(start) < *duration; w++ {
 		length := min(*window, *duration-time.Since(start))

@@ -39,10 +39,12 @@ type Processes struct {
 	offsets []time.Duration // each member's clock offset
 }
 
-// StartProcesses starts n members of bin under dir (which it creates),
-// durable (a Raft log and snapshots in each data dir) or in memory, with
-// tickTime 2000 as ZooKeeper's default, and waits until one leads.
-func StartProcesses(bin, dir string, n int, durable bool) (*Processes, error) {
+// StartProcesses starts n members of bin under dir (which it creates), in
+// memory when logStore is "", else durable (a Raft log in that store,
+// "boltdb" or "wal", and snapshots in each data dir), with tickTime 2000 as
+// ZooKeeper's default, and waits until one leads.
+func StartProcesses(bin, dir string, n int, logStore string) (*Processes, error) {
+	durable := logStore != ""
 	ports, err := freePorts(3 * n)
 	if err != nil {
 		return nil, err
@@ -83,7 +85,7 @@ func StartProcesses(bin, dir string, n int, durable bool) (*Processes, error) {
 		cfg := fmt.Sprintf("tickTime=2000\ninitLimit=10\nsyncLimit=5\nclientPort=%d\nclientPortAddress=127.0.0.1\n"+
 			"maxClientCnxns=0\n4lw.commands.whitelist=*\n", ports[3*i])
 		if durable {
-			cfg += "dataDir=" + data + "\n"
+			cfg += "dataDir=" + data + "\nzkraft.logStore=" + logStore + "\n"
 		}
 		if err := os.WriteFile(p.config(i), []byte(cfg+servers.String()), 0o644); err != nil {
 			return nil, err

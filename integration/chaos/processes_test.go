@@ -28,7 +28,7 @@ func TestProcesses_FaultsBetweenProcesses(t *testing.T) {
 	build := exec.Command("go", "build", "-o", bin, "github.com/zkraft/zkraft/cmd/zkraft")
 	out, err := build.CombinedOutput()
 	require.NoError(t, err, "go build: %s", out)
-	p, err := chaos.StartProcesses(bin, filepath.Join(dir, "cluster"), 3, false)
+	p, err := chaos.StartProcesses(bin, filepath.Join(dir, "cluster"), 3, "")
 	require.NoError(t, err)
 	t.Cleanup(p.Close)
 

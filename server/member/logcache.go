@@ -90,3 +90,13 @@ func (c *logCache) clearLocked() {
 	}
 	c.lo, c.hi = 1, 0
 }
+
+// IsMonotonic reports whether the store below refuses gaps between
+// indexes (raft-wal does): Raft then deletes the whole log when it
+// installs a snapshot. It must see through this wrapper.
+func (c *logCache) IsMonotonic() bool { return isMonotonic(c.LogStore) }
+
+func isMonotonic(s raft.LogStore) bool {
+	m, ok := s.(raft.MonotonicLogStore)
+	return ok && m.IsMonotonic()
+}

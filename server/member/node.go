@@ -21,6 +21,8 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -71,6 +73,7 @@ type Config struct {
 	LeaderLease     time.Duration // see server.Config.LeaderLease
 	DataDir         string
 	DataLogDir      string
+	LogStore        string // LogStoreBolt (""), or LogStoreWAL; see server.Config.LogStore
 	SnapCount       int
 	SnapRetainCount int
 	RaftListener    net.Listener
@@ -119,8 +122,54 @@ func (c *Config) LogDir() string {
 	return c.DataDir
 }
 
-// LogFile holds the Raft log and stable store, in Config.LogDir.
+// The stores a durable member may keep its Raft log and stable state in.
+const (
+	// LogStoreBolt is hashicorp/raft-boltdb/v2: one file, LogFile. The
+	// default.
+	LogStoreBolt = "boltdb"
+	// LogStoreWAL is hashicorp/raft-wal: append-only segment files and a
+	// small metadata database in WALDir, one fsync per append.
+	LogStoreWAL = "wal"
+)
+
+// LogFile holds a raft-boltdb log and stable store, in Config.LogDir.
 const LogFile = "raft.db"
+
+// WALDir holds a raft-wal log and stable store, in Config.LogDir.
+const WALDir = "raft-wal"
+
+// LogStoreIn returns the kind of Raft log store dir holds, or "" if none.
+func LogStoreIn(dir string) string {
+	if _, err := os.Stat(filepath.Join(dir, LogFile)); err == nil {
+		return LogStoreBolt
+	}
+	if _, err := os.Stat(filepath.Join(dir, WALDir)); err == nil {
+		return LogStoreWAL
+	}
+	return ""
+}
+
+// LogStoreKind returns the store this member keeps its log in: the one
+// its log dir already holds, whatever the configuration asks (so that a
+// changed setting never starts a member from an empty log), else the
+// configured one, else LogStoreBolt.
+func (c *Config) LogStoreKind() string {
+	if kind := LogStoreIn(c.LogDir()); kind != "" {
+		return kind
+	}
+	if c.LogStore == "" {
+		return LogStoreBolt
+	}
+	return c.LogStore
+}
+
+// LogPath returns the file or directory the Raft log is kept in.
+func (c *Config) LogPath() string {
+	if c.LogStoreKind() == LogStoreWAL {
+		return filepath.Join(c.LogDir(), WALDir)
+	}
+	return filepath.Join(c.LogDir(), LogFile)
+}
 
 // writeTimeout bounds one write to another member.
 const writeTimeout = 30 * time.Second

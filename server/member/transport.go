@@ -349,6 +349,9 @@ type notifyingStore struct {
 
 func (s notifyingStore) StoreLog(l *raft.Log) error { return s.StoreLogs([]*raft.Log{l}) }
 
+// IsMonotonic passes the store's through (see logCache.IsMonotonic).
+func (s notifyingStore) IsMonotonic() bool { return isMonotonic(s.LogStore) }
+
 func (s notifyingStore) StoreLogs(logs []*raft.Log) error {
 	if err := s.LogStore.StoreLogs(logs); err != nil {
 		return err
