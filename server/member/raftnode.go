@@ -15,7 +15,6 @@ import (
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	wal "github.com/hashicorp/raft-wal"
-	"github.com/hashicorp/raft-wal/metadb"
 	"go.etcd.io/bbolt"
 
 	"github.com/zkraft/zkraft/tree"
@@ -179,16 +178,6 @@ func (n *Node) raftStores(logger hclog.Logger) (raft.LogStore, raft.StableStore,
 	return logs, store, snaps, nil
 }
 
-// walStore is a raft-wal log with its metadata database, which
-// wal.WAL.Close leaves open (and locked: the member could not open it
-// again in the same process).
-type walStore struct {
-	*wal.WAL
-	meta *metadb.BoltMetaDB
-}
-
-func (w walStore) Close() error { return errors.Join(w.WAL.Close(), w.meta.Close()) }
-
 // logStore is a durable Raft log and stable store.
 type logStore interface {
 	raft.LogStore
@@ -206,13 +195,7 @@ func openLogStore(kind, path string, logger hclog.Logger) (logStore, error) {
 		if err := os.MkdirAll(path, 0o755); err != nil {
 			return nil, err
 		}
-		meta := &metadb.BoltMetaDB{}
-		w, err := wal.Open(path, wal.WithLogger(logger), wal.WithMetaStore(meta))
-		if err != nil {
-			meta.Close()
-			return nil, err
-		}
-		return walStore{w, meta}, nil
+		return wal.Open(path, wal.WithLogger(logger))
 	}
 	return raftboltdb.New(raftboltdb.Options{Path: path,
 		BoltOptions: &bbolt.Options{NoFreelistSync: true, FreelistType: bbolt.FreelistMapType}})
