@@ -52,18 +52,10 @@ func TestLogStore_KindFollowsTheDataDir(t *testing.T) {
 func TestLogStore_OpenCloseReopen(t *testing.T) {
 	for _, kind := range []string{LogStoreBolt, LogStoreWAL} {
 		t.Run(kind, func(t *testing.T) {
-			cfg := Config{DataDir: t.TempDir(), LogStore: kind}
-			store, err := openLogStore(kind, cfg.LogPath(), hclog.NewNullLogger())
-			require.NoError(t, err)
-			require.NoError(t, store.StoreLogs([]*raft.Log{{Index: 1, Term: 1, Data: []byte("a")}, {Index: 2, Term: 1, Data: []byte("b")}}))
-			require.NoError(t, store.SetUint64([]byte("CurrentTerm"), 7))
-			require.NoError(t, store.Close())
-
-			store, err = openLogStore(kind, cfg.LogPath(), hclog.NewNullLogger())
-			require.NoError(t, err)
-			t.Cleanup(func() { store.Close() })
-			last, err := store.LastIndex()
-			require.NoError(t, err)
+			store, last := openAndWrite(t, kind, func(store logStore) {
+				require.NoError(t, store.StoreLogs([]*raft.Log{{Index: 1, Term: 1, Data: []byte("a")}, {Index: 2, Term: 1, Data: []byte("b")}}))
+				require.NoError(t, store.SetUint64([]byte("CurrentTerm"), 7))
+			})
 			assert.Equal(t, uint64(2), last)
 			term, err := store.GetUint64([]byte("CurrentTerm"))
 			require.NoError(t, err)
@@ -86,22 +78,14 @@ func TestLogStore_OpenCloseReopen(t *testing.T) {
 func TestLogStore_TailTruncatedThenReopened(t *testing.T) {
 	for _, kind := range []string{LogStoreBolt, LogStoreWAL} {
 		t.Run(kind, func(t *testing.T) {
-			cfg := Config{DataDir: t.TempDir(), LogStore: kind}
-			store, err := openLogStore(kind, cfg.LogPath(), hclog.NewNullLogger())
-			require.NoError(t, err)
-			var logs []*raft.Log
-			for i := uint64(1); i <= 424; i++ {
-				logs = append(logs, &raft.Log{Index: i, Term: 1 + i/400, Data: []byte{byte(i)}})
-			}
-			require.NoError(t, store.StoreLogs(logs))
-			require.NoError(t, store.DeleteRange(424, 424)) // a conflicting suffix
-			require.NoError(t, store.Close())
-
-			store, err = openLogStore(kind, cfg.LogPath(), hclog.NewNullLogger())
-			require.NoError(t, err)
-			t.Cleanup(func() { store.Close() })
-			last, err := store.LastIndex()
-			require.NoError(t, err)
+			store, last := openAndWrite(t, kind, func(store logStore) {
+				var logs []*raft.Log
+				for i := uint64(1); i <= 424; i++ {
+					logs = append(logs, &raft.Log{Index: i, Term: 1 + i/400, Data: []byte{byte(i)}})
+				}
+				require.NoError(t, store.StoreLogs(logs))
+				require.NoError(t, store.DeleteRange(424, 424)) // a conflicting suffix
+			})
 			assert.Equal(t, uint64(423), last)
 			var l raft.Log
 			require.NoError(t, store.GetLog(1, &l), "the oldest entry reads after the restart")
@@ -109,4 +93,21 @@ func TestLogStore_TailTruncatedThenReopened(t *testing.T) {
 			require.NoError(t, store.StoreLogs([]*raft.Log{{Index: 424, Term: 2, Data: []byte("new")}}), "appends go on")
 		})
 	}
+}
+
+// openAndWrite opens a new store of kind in a temporary dir, lets write
+// fill it, closes it, opens it again and returns it with its last index.
+func openAndWrite(t *testing.T, kind string, write func(logStore)) (logStore, uint64) {
+	t.Helper()
+	path := (&Config{DataDir: t.TempDir(), LogStore: kind}).LogPath()
+	store, err := openLogStore(kind, path, hclog.NewNullLogger())
+	require.NoError(t, err)
+	write(store)
+	require.NoError(t, store.Close())
+	store, err = openLogStore(kind, path, hclog.NewNullLogger())
+	require.NoError(t, err)
+	t.Cleanup(func() { store.Close() })
+	last, err := store.LastIndex()
+	require.NoError(t, err)
+	return store, last
 }
