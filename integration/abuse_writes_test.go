@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkraft/zkraft/integration/loadgen"
 	"github.com/zkraft/zkraft/server"
 	"github.com/zkraft/zkraft/server/servertest"
 	"github.com/zkraft/zkraft/wire"
@@ -129,6 +130,28 @@ func TestLimits_RaftLogBoundedByBytes(t *testing.T) {
 			assert.Less(t, grown, int64(tc.members)*128<<20, "memory after 300 writes of 1 MiB to one node")
 		})
 	}
+}
+
+// TestLimits_StandaloneMemoryPerZnode fills a standalone in-memory server
+// with 100,000 znodes (100 parents x 1000 children, 16-character names,
+// 32 bytes of data: zkload -fill's load) and bounds the live heap it grew
+// by. The tree itself holds about 330 B a znode
+// (tree.BenchmarkMemoryPerZnode); the server's Raft kept, besides, a copy
+// of every node record for its latest snapshot and a log as large as a
+// snapshot (1045 B a znode in all here), until a standalone server's
+// snapshots, which no one reads, stopped capturing anything.
+func TestLimits_StandaloneMemoryPerZnode(t *testing.T) {
+	srv := servertest.NewServer(t, quiet)
+	root, err := loadgen.NewRoot(srv.ConnectString())
+	require.NoError(t, err)
+	before := liveMemory()
+	f := loadgen.Fill{Addr: srv.ConnectString(), Root: root, Parents: 100, Children: 1000, NameLen: 16, DataLen: 32,
+		Sessions: 4, InFlight: 64}
+	_, err = f.Run()
+	require.NoError(t, err)
+	perNode := float64(liveMemory()-before) / float64(f.Nodes())
+	t.Logf("live heap grew by %.0f B a znode for %d znodes", perNode, f.Nodes())
+	assert.Less(t, perNode, 650.0, "live heap per znode")
 }
 
 // multiCase is one large multi: its size and the jute.maxbuffer of the

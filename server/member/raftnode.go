@@ -53,7 +53,11 @@ func (n *Node) startRaft(ctx context.Context) (*memStores, error) {
 			return nil, fmt.Errorf("bootstrap raft: %w", err)
 		}
 	}
-	r, err := raft.NewRaft(conf, notifyingFSM{FSM: n.fsm, committed: n.committed}, logs, stable, snaps, trans)
+	// A standalone in-memory server's snapshots are never read: no member
+	// is sent one, and it restarts empty. They only let Raft drop its
+	// log, so they capture nothing (unreadSnapshot) and come often.
+	fsm := notifyingFSM{FSM: n.fsm, committed: n.committed, unread: mem != nil && !n.cfg.Clustered()}
+	r, err := raft.NewRaft(conf, fsm, logs, stable, snaps, trans)
 	if err != nil {
 		return nil, fmt.Errorf("start raft: %w", err)
 	}
@@ -130,6 +134,9 @@ func (n *Node) raftConfig() *raft.Config {
 		// it; check often so that it stays short (see tuneSnapshots).
 		conf.SnapshotInterval = 250 * time.Millisecond
 		conf.SnapshotThreshold = minSnapshotThreshold
+		if !n.cfg.Clustered() {
+			conf.SnapshotThreshold = standaloneSnapshotThreshold
+		}
 		conf.TrailingLogs = standaloneTrailingLogs
 	} else {
 		conf.SnapshotInterval = 10 * time.Second
@@ -301,9 +308,16 @@ type memStores struct {
 // snapshots, and behind the latest, in bytes (logBudget).
 const minLogBytes = 32 << 20
 
-// standaloneTrailingLogs is the log a standalone in-memory server keeps
-// behind its latest snapshot: no one reads it.
-const standaloneTrailingLogs = 1024
+// A standalone in-memory server's snapshots capture nothing (see
+// unreadSnapshot), so it takes one every few thousand entries or MiB of
+// log, and keeps little of the log behind it (no one reads it): its log
+// stays a few MiB however large the tree, where a member that must be
+// able to send its snapshot keeps a log in proportion to the tree.
+const (
+	standaloneTrailingLogs      = 1024
+	standaloneSnapshotThreshold = 8192
+	standaloneLogBytes          = 4 << 20
+)
 
 // tuneSnapshots keeps Raft's snapshot settings fitted to the state, four
 // times a second, and at once when an in-memory log passes its budget:
@@ -336,8 +350,11 @@ func (n *Node) tuneSnapshots(mem *memStores) {
 		}
 		want := counted
 		if mem != nil {
-			threshold = n.tuneThreshold(threshold)
-			budget := n.logBudget()
+			budget := int64(standaloneLogBytes)
+			if n.cfg.Clustered() {
+				threshold = n.tuneThreshold(threshold)
+				budget = n.logBudget()
+			}
 			n.snapshotOver(mem, budget)
 			// In bytes too, but never less than a member in touch still
 			// needs: one sent a snapshot while it serves drops its clients.

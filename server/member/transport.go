@@ -373,7 +373,38 @@ func (s notifyingStore) StoreLogs(logs []*raft.Log) error {
 type notifyingFSM struct {
 	*raftfsm.FSM
 	committed func(index, term uint64)
+	unread    bool // snapshots capture nothing: see unreadSnapshot
 }
+
+// Snapshot captures the state, unless no one will ever read it.
+func (f notifyingFSM) Snapshot() (raft.FSMSnapshot, error) {
+	if f.unread {
+		return unreadSnapshot{}, nil
+	}
+	return f.FSM.Snapshot()
+}
+
+// unreadSnapshot is a standalone in-memory server's snapshot: Raft needs
+// one to drop the log before it, and nothing ever opens it (no member to
+// send it to, no restart that keeps state), so it holds nothing. Before
+// it, such a server kept a copy of every node record for its latest
+// snapshot (192 B a znode, tree.BenchmarkMemoryPerZnode) and a log as
+// large as a snapshot between them.
+type unreadSnapshot struct{}
+
+// errUnreadSnapshot is what opening an unreadSnapshot gives.
+var errUnreadSnapshot = errors.New("a standalone in-memory server's snapshots hold no state")
+
+func (unreadSnapshot) Persist(sink raft.SnapshotSink) error {
+	if k, ok := sink.(raftfsm.Keeper); ok {
+		k.Keep(unreadSnapshot{})
+		return sink.Close()
+	}
+	_ = sink.Cancel()
+	return errUnreadSnapshot
+}
+
+func (unreadSnapshot) Release() {}
 
 func (f notifyingFSM) Apply(l *raft.Log) any {
 	f.committed(l.Index, l.Term)
