@@ -42,13 +42,33 @@ type Processes struct {
 // StartProcesses starts n members of bin under dir (which it creates), in
 // memory when logStore is "", else durable (a Raft log in that store,
 // "boltdb" or "wal", and snapshots in each data dir), with tickTime 2000 as
-// ZooKeeper's default, and waits until one leads.
+// ZooKeeper's default, and waits until every member serves and one leads.
+// A start that fails (a port the OS handed to another process between
+// choosing it and the member's listen) is tried again on new ports, twice.
 func StartProcesses(bin, dir string, n int, logStore string) (*Processes, error) {
+	var err error
+	for range 3 {
+		var p *Processes
+		if p, err = startProcesses(bin, dir, n, logStore); err == nil {
+			return p, nil
+		}
+		for i := range n { // the next try starts afresh
+			_ = os.RemoveAll(filepath.Join(dir, fmt.Sprintf("n%d", i+1)))
+		}
+	}
+	return nil, err
+}
+
+func startProcesses(bin, dir string, n int, logStore string) (*Processes, error) {
 	durable := logStore != ""
-	ports, err := freePorts(3 * n)
+	// The members' ports stay held while the proxies listen on ports of the
+	// OS's choosing, which could otherwise be one of them (a member then
+	// failed to start: "address already in use").
+	ports, release, err := holdPorts(3 * n)
 	if err != nil {
 		return nil, err
 	}
+	defer release()
 	var servers strings.Builder
 	for i := range n {
 		fmt.Fprintf(&servers, "server.%d=127.0.0.1:%d:%d\n", i+1, ports[3*i+1], ports[3*i+2])
@@ -77,9 +97,11 @@ func StartProcesses(bin, dir string, n int, logStore string) (*Processes, error)
 		p.clients = append(p.clients, fmt.Sprintf("127.0.0.1:%d", ports[3*i]))
 		data := p.dataDir(i)
 		if err := os.MkdirAll(data, 0o755); err != nil {
+			p.links.close()
 			return nil, err
 		}
 		if err := os.WriteFile(filepath.Join(data, "myid"), fmt.Appendf(nil, "%d\n", i+1), 0o644); err != nil {
+			p.links.close()
 			return nil, err
 		}
 		cfg := fmt.Sprintf("tickTime=2000\ninitLimit=10\nsyncLimit=5\nclientPort=%d\nclientPortAddress=127.0.0.1\n"+
@@ -88,9 +110,11 @@ func StartProcesses(bin, dir string, n int, logStore string) (*Processes, error)
 			cfg += "dataDir=" + data + "\nzkraft.logStore=" + logStore + "\n"
 		}
 		if err := os.WriteFile(p.config(i), []byte(cfg+servers.String()), 0o644); err != nil {
+			p.links.close()
 			return nil, err
 		}
 	}
+	release()
 	for i := range n {
 		if err := p.start(i); err != nil {
 			p.Close()
@@ -98,14 +122,26 @@ func StartProcesses(bin, dir string, n int, logStore string) (*Processes, error)
 		}
 	}
 	deadline := time.Now().Add(time.Minute)
-	for p.Leader() < 0 {
+	for !p.allServing() || p.Leader() < 0 {
 		if time.Now().After(deadline) {
+			desc := p.Describe()
 			p.Close()
-			return nil, fmt.Errorf("chaos: no leader among %d members within a minute (logs in %s)", n, dir)
+			return nil, fmt.Errorf("chaos: %d members not all serving under a leader within a minute (logs in %s):\n%s", n, dir, desc)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 	return p, nil
+}
+
+// allServing reports whether every member answers srvr as a leader or a
+// follower.
+func (p *Processes) allServing() bool {
+	for _, addr := range p.clients {
+		if mode, _ := visibility.ModeWithin(addr, time.Second); mode != "leader" && mode != "follower" {
+			return false
+		}
+	}
+	return true
 }
 
 func (p *Processes) member(i int) string  { return filepath.Join(p.dir, fmt.Sprintf("n%d", i+1)) }
@@ -283,22 +319,24 @@ func (p *Processes) Close() {
 	p.links.close()
 }
 
-// freePorts returns n distinct ports the OS had free.
-func freePorts(n int) ([]int, error) {
+// holdPorts returns n distinct ports the OS had free, each held by a
+// listener until release is called (more than once is fine).
+func holdPorts(n int) (ports []int, release func(), err error) {
 	var lns []net.Listener
-	defer func() {
+	release = func() {
 		for _, ln := range lns {
 			ln.Close()
 		}
-	}()
-	var ports []int
+		lns = nil
+	}
 	for range n {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
-			return nil, err
+			release()
+			return nil, nil, err
 		}
 		lns = append(lns, ln)
 		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
 	}
-	return ports, nil
+	return ports, release, nil
 }

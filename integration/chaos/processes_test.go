@@ -31,6 +31,11 @@ func TestProcesses_FaultsBetweenProcesses(t *testing.T) {
 	p, err := chaos.StartProcesses(bin, filepath.Join(dir, "cluster"), 3, "")
 	require.NoError(t, err)
 	t.Cleanup(p.Close)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Log(p.Describe())
+		}
+	})
 
 	old := p.Leader()
 	require.GreaterOrEqual(t, old, 0)
