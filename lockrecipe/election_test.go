@@ -25,6 +25,11 @@ func TestElection_CampaignResignObserve(t *testing.T) {
 	leaders := watcher.Observe(observeCtx)
 
 	sessions := []*session{newSession(t, addr), newSession(t, addr), newSession(t, addr)}
+	t.Cleanup(func() { // before the sessions close: their nodes and watches are still there
+		if t.Failed() {
+			t.Log(srv.Inspect().Dump())
+		}
+	})
 	var candidates []*lockrecipe.Election
 	elected := make(chan string, 3)
 	for i, id := range []string{"a", "b", "c"} {
