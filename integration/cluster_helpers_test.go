@@ -68,6 +68,7 @@ func mustConnectInOrder(t testing.TB, hosts []string, timeout time.Duration) (*z
 	require.NoError(t, err)
 	t.Cleanup(c.Close)
 	rec.waitState(t, zk.StateHasSession)
+	waitLoopSettled(t, c)
 	return c, rec
 }
 

@@ -111,6 +111,7 @@ func mustConnectRecorded(t testing.TB, addr string, timeout time.Duration) (*zk.
 	require.NoError(t, err)
 	t.Cleanup(c.Close)
 	rec.waitState(t, zk.StateHasSession)
+	waitLoopSettled(t, c)
 	return c, rec
 }
 
