@@ -5,6 +5,14 @@
 //	zkload -embedded                          an in-process zkraft
 //	zkload -target zk=127.0.0.1:2181          any server
 //	zkload -embedded -target zk=127.0.0.1:12181 -duration 10s
+//
+// With -suite it runs the scaling suite instead: getChildren, watch
+// fan-out, session storms, multi, a read/write mix and lock handoffs, each
+// at three sizes, on every target in turn, and writes a Markdown report
+// and SVG plots:
+//
+//	zkload -target zkraft=127.0.0.1:22181 -target zk=127.0.0.1:12181 \
+//	    -suite all -runs 3 -report suite.md -plots docs
 package main
 
 import (
@@ -12,6 +20,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -54,6 +63,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fill := fs.String("fill", "", "instead of -ops, build PARENTSxCHILDREN znodes (1000x1000: a million) and report memory per znode")
 	fillName := fs.Int("fill-name", 16, "characters in each name -fill creates")
 	fillData := fs.Int("fill-data", 32, "data bytes in each znode -fill creates")
+	suite := fs.String("suite", "", "instead of -ops, run the scaling suite's scenarios: all, or a comma-separated list of "+
+		strings.Join(scenarioNames(scenarios(suiteParams{})), ", "))
+	sizes := fs.String("sizes", "", "with -suite, other sizes for scenarios: name=1,2,3;name2=4,5")
+	report := fs.String("report", "", "with -suite, write the Markdown report to this file (default: standard output)")
+	plots := fs.String("plots", "", "with -suite, write an SVG plot per scenario into this directory")
+	fanoutRounds := fs.Int("fanout-rounds", 5, "with -suite, changes per fan-out measurement (the median is taken)")
 	pids := map[string]int{}
 	fs.Func("pid", "name=PID: the process of -target name, whose memory -fill measures (a JVM's live heap through jcmd)", func(v string) error {
 		name, p, _ := strings.Cut(v, "=")
@@ -95,6 +110,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if *memprofile != "" {
 		defer writeHeapProfile(*memprofile, stderr)
+	}
+	if *suite != "" {
+		return runSuiteCommand(*suite, *sizes, *report, *plots, suiteParams{cfg.Duration, cfg.Warmup, *fanoutRounds},
+			targets, *runs, stdout, stderr)
 	}
 	if *fill != "" {
 		return runFills(*fill, *fillName, *fillData, cfg, targets, pids, *embedded, *runs, stdout, stderr)
@@ -189,4 +208,48 @@ func writeHeapProfile(path string, stderr io.Writer) {
 	if err != nil {
 		fmt.Fprintln(stderr, "zkload:", err)
 	}
+}
+
+// runSuiteCommand runs the scaling suite and writes its report and plots.
+func runSuiteCommand(names, sizes, report, plots string, p suiteParams, targets []target, rounds int,
+	stdout, stderr io.Writer) int {
+	picked, err := selectScenarios(scenarios(p), names, sizes)
+	if err != nil {
+		fmt.Fprintln(stderr, "zkload:", err)
+		return 2
+	}
+	res, err := runSuite(picked, targets, rounds, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "zkload:", err)
+		return 1
+	}
+	out := stdout
+	if report != "" {
+		f, err := os.Create(report)
+		if err != nil {
+			fmt.Fprintln(stderr, "zkload:", err)
+			return 1
+		}
+		defer f.Close()
+		out = f
+	}
+	plotRef := ""
+	if plots != "" {
+		if err := os.MkdirAll(plots, 0o755); err != nil {
+			fmt.Fprintln(stderr, "zkload:", err)
+			return 1
+		}
+		if err := writePlots(plots, picked, targets, res); err != nil {
+			fmt.Fprintln(stderr, "zkload: plots:", err)
+			return 1
+		}
+		plotRef = plots
+		if report != "" {
+			if rel, err := filepath.Rel(filepath.Dir(report), plots); err == nil {
+				plotRef = rel
+			}
+		}
+	}
+	writeReport(out, picked, targets, res, rounds, plotRef)
+	return 0
 }

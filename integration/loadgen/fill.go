@@ -37,13 +37,30 @@ func (f Fill) name(kind byte, i int) string {
 	return string(kind) + strings.Repeat("0", pad) + digits
 }
 
+// LastPath returns the path of the last node Run creates.
+func (f Fill) LastPath() string {
+	if f.Children == 0 {
+		return f.parent(f.Parents - 1)
+	}
+	return f.parent(f.Parents-1) + "/" + f.name('c', f.Children-1)
+}
+
+// parent returns the path of the i-th parent.
+func (f Fill) parent(i int) string { return f.Root + "/" + f.name('p', i) }
+
+// listedNode is the node an OpGetChildren run lists, with its children.
+func listedNode(cfg Config) Fill {
+	return Fill{Addr: cfg.Addr, Root: cfg.Root, Parents: 1, Children: cfg.Children, NameLen: 16,
+		Sessions: 4, InFlight: 64}
+}
+
 // Run creates the parents, then their children, and returns how long it
 // took. Every create must succeed.
 func (f Fill) Run() (time.Duration, error) {
 	start := time.Now()
 	parents := make([]string, f.Parents)
 	for i := range parents {
-		parents[i] = f.Root + "/" + f.name('p', i)
+		parents[i] = f.parent(i)
 	}
 	if err := f.create(len(parents), func(i int) string { return parents[i] }); err != nil {
 		return 0, err
@@ -94,6 +111,14 @@ func (f Fill) create(n int, path func(int) string) error {
 // pipeline sends n requests with send, keeping up to inFlight outstanding,
 // and checks each reply's code, in order, with check.
 func (s *session) pipeline(n, inFlight int, send func(int), check func(int, wire.Code) error) error {
+	return s.pipelineReplies(n, inFlight, send, func(k int, h wire.ReplyHeader, _ []byte) error {
+		return check(k, h.Err)
+	})
+}
+
+// pipelineReplies is pipeline with each reply's header and body (valid
+// only during the call) handed to check.
+func (s *session) pipelineReplies(n, inFlight int, send func(int), check func(int, wire.ReplyHeader, []byte) error) error {
 	sent := 0
 	for ; sent < min(n, inFlight); sent++ {
 		send(sent)
@@ -104,11 +129,11 @@ func (s *session) pipeline(n, inFlight int, send func(int), check func(int, wire
 				return err
 			}
 		}
-		code, err := s.recv()
+		h, body, err := s.recvFrame()
 		if err != nil {
 			return err
 		}
-		if err := check(done, code); err != nil {
+		if err := check(done, h, body); err != nil {
 			return err
 		}
 		if sent < n {

@@ -29,6 +29,15 @@ const (
 	OpCreate  Op = "create"  // create a new persistent node per request
 	OpSetData Op = "setData" // set Size bytes on the session's node, any version
 	OpGetData Op = "getData" // read the session's node (Size bytes)
+	// OpGetChildren lists one node with Children children (16-character
+	// names), shared by all sessions.
+	OpGetChildren Op = "getChildren"
+	// OpMulti sends a multi of MultiOps setData sub-ops (32 bytes each) on
+	// the session's own MultiOps nodes.
+	OpMulti Op = "multi"
+	// OpMix reads the session's node (getData, Size bytes) and sets it in
+	// WritePercent of the requests, spread evenly.
+	OpMix Op = "mix"
 )
 
 // Config is one run.
@@ -41,6 +50,12 @@ type Config struct {
 	Warmup   time.Duration // unmeasured load first (Java servers need it)
 	Size     int           // data bytes for setData and getData
 	Root     string        // an existing node under which the run works
+	// Children is the number of children of the node OpGetChildren lists.
+	Children int
+	// MultiOps is the number of sub-ops in each OpMulti request.
+	MultiOps int
+	// WritePercent is the share of setData in OpMix, 0 to 100.
+	WritePercent int
 }
 
 // Result is a run's measurements.
@@ -65,6 +80,11 @@ func (r *Result) Percentile(q float64) time.Duration {
 
 // Run runs cfg's workload and returns its measurements.
 func Run(cfg Config) (*Result, error) {
+	if cfg.Op == OpGetChildren {
+		if _, err := listedNode(cfg).Run(); err != nil {
+			return nil, err
+		}
+	}
 	sessions := make([]*session, cfg.Sessions)
 	addrs := strings.Split(cfg.Addr, ",")
 	for i := range sessions {
@@ -107,15 +127,21 @@ type session struct {
 	fr  *wire.FrameReader
 	xid int32
 	buf []byte
+	// timeout is the session timeout the server granted.
+	timeout time.Duration
 }
 
-func dial(addr string) (*session, error) {
+func dial(addr string) (*session, error) { return dialTimeout(addr, 30*time.Second) }
+
+// dialTimeout opens a session asking for the given session timeout; the
+// server's answer is in the session's timeout.
+func dialTimeout(addr string, timeout time.Duration) (*session, error) {
 	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
 	if err != nil {
 		return nil, err
 	}
 	s := &session{nc: nc, bw: bufio.NewWriterSize(nc, 64<<10), fr: wire.NewFrameReader(nc, 64<<20)}
-	req := wire.ConnectRequest{TimeOut: 30000, Passwd: make([]byte, 16)}
+	req := wire.ConnectRequest{TimeOut: int32(timeout.Milliseconds()), Passwd: make([]byte, 16)}
 	b, start := wire.StartFrame(nil)
 	b = wire.EndFrame(req.Append(b), start)
 	if _, err := nc.Write(b); err != nil {
@@ -132,32 +158,53 @@ func dial(addr string) (*session, error) {
 		nc.Close()
 		return nil, fmt.Errorf("connect to %s: no session", addr)
 	}
+	s.timeout = time.Duration(resp.TimeOut) * time.Millisecond
 	return s, nil
 }
 
-func (s *session) close() { s.nc.Close() }
+// close ends the session with closeSession, so that the server forgets it
+// at once rather than when it expires, and closes the connection.
+func (s *session) close() {
+	s.nc.SetDeadline(time.Now().Add(5 * time.Second))
+	s.send(wire.OpCloseSession, noBody{})
+	if s.bw.Flush() == nil {
+		s.recv()
+	}
+	s.nc.Close()
+}
 
 func (s *session) nodePath(cfg Config, i int) string {
 	return cfg.Root + "/s" + strconv.Itoa(i)
 }
 
-// prepare creates the session's node for setData and getData.
+// multiPath returns the path of the k-th node of session i's multis.
+func (s *session) multiPath(cfg Config, i, k int) string {
+	return s.nodePath(cfg, i) + "-" + strconv.Itoa(k)
+}
+
+// prepare creates the nodes the session works on: one for setData, getData
+// and mix, MultiOps for multi.
 func (s *session) prepare(cfg Config, i int) error {
-	if cfg.Op == OpCreate {
+	var paths []string
+	switch cfg.Op {
+	case OpCreate, OpGetChildren:
 		return nil
+	case OpMulti:
+		for k := range cfg.MultiOps {
+			paths = append(paths, s.multiPath(cfg, i, k))
+		}
+	default:
+		paths = []string{s.nodePath(cfg, i)}
 	}
-	s.send(wire.OpCreate, &wire.CreateRequest{Path: s.nodePath(cfg, i), Data: make([]byte, cfg.Size), ACL: wire.OpenACLUnsafe})
-	if err := s.bw.Flush(); err != nil {
-		return err
-	}
-	code, err := s.recv()
-	if err != nil {
-		return err
-	}
-	if code != wire.CodeOK && code != wire.CodeNodeExists {
-		return fmt.Errorf("prepare %s: %v", s.nodePath(cfg, i), code)
-	}
-	return nil
+	data := make([]byte, cfg.Size)
+	return s.pipeline(len(paths), 64, func(k int) {
+		s.send(wire.OpCreate, &wire.CreateRequest{Path: paths[k], Data: data, ACL: wire.OpenACLUnsafe})
+	}, func(k int, code wire.Code) error {
+		if code != wire.CodeOK && code != wire.CodeNodeExists {
+			return fmt.Errorf("prepare %s: %v", paths[k], code)
+		}
+		return nil
+	})
 }
 
 func (s *session) send(op wire.Op, rec wire.Record) {
@@ -171,17 +218,26 @@ func (s *session) send(op wire.Op, rec wire.Record) {
 
 // recv reads the next reply, skipping notifications, and returns its code.
 func (s *session) recv() (wire.Code, error) {
+	h, _, err := s.recvFrame()
+	return h.Err, err
+}
+
+// recvFrame reads the next reply, skipping notifications and pings'
+// replies, and returns its header and body. The body is valid until the
+// next read.
+func (s *session) recvFrame() (wire.ReplyHeader, []byte, error) {
 	for {
+		var h wire.ReplyHeader
 		frame, err := s.fr.Next()
 		if err != nil {
-			return 0, err
+			return h, nil, err
 		}
-		var h wire.ReplyHeader
-		if _, err := h.Decode(frame); err != nil {
-			return 0, err
+		n, err := h.Decode(frame)
+		if err != nil {
+			return h, nil, err
 		}
-		if h.Xid != wire.XidNotification {
-			return h.Err, nil
+		if h.Xid != wire.XidNotification && h.Xid != wire.XidPing {
+			return h, frame[n:], nil
 		}
 	}
 }

@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -28,44 +29,51 @@ func NewRoot(addr string) (string, error) {
 	return root, err
 }
 
-// RemoveRoot deletes a run's root and everything under it (one level deep,
-// as runs create), pipelining the deletes.
+// RemoveRoot deletes a run's root and everything under it, listing the
+// tree level by level and deleting it deepest first, each step pipelined.
 func RemoveRoot(addr, root string) error {
 	s, err := dial(firstAddr(addr))
 	if err != nil {
 		return err
 	}
 	defer s.close()
-	s.send(wire.OpGetChildren, &wire.PathWatchRequest{Path: root})
-	if err := s.bw.Flush(); err != nil {
-		return err
+	levels := [][]string{{root}}
+	for {
+		above := levels[len(levels)-1]
+		var next []string
+		err := s.pipelineReplies(len(above), 256, func(k int) {
+			s.send(wire.OpGetChildren, &wire.PathWatchRequest{Path: above[k]})
+		}, func(k int, h wire.ReplyHeader, body []byte) error {
+			if h.Err != wire.CodeOK {
+				return fmt.Errorf("list %s: %v", above[k], h.Err)
+			}
+			var kids wire.GetChildrenResponse
+			if _, err := kids.Decode(body); err != nil {
+				return err
+			}
+			for _, c := range kids.Children {
+				next = append(next, above[k]+"/"+c)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if len(next) == 0 {
+			break
+		}
+		levels = append(levels, next)
 	}
-	frame, err := s.fr.Next()
-	if err != nil {
-		return err
-	}
-	var h wire.ReplyHeader
-	n, err := h.Decode(frame)
-	if err != nil || h.Err != wire.CodeOK {
-		return fmt.Errorf("list %s: %v %v", root, h.Err, err)
-	}
-	var kids wire.GetChildrenResponse
-	if _, err := kids.Decode(frame[n:]); err != nil {
-		return err
-	}
-	paths := make([]string, 0, len(kids.Children)+1)
-	for _, k := range kids.Children {
-		paths = append(paths, root+"/"+k)
-	}
-	paths = append(paths, root)
-	for _, p := range paths {
-		s.send(wire.OpDelete, &wire.DeleteRequest{Path: p, Version: -1})
-	}
-	if err := s.bw.Flush(); err != nil {
-		return err
-	}
-	for range paths {
-		if _, err := s.recv(); err != nil {
+	for _, paths := range slices.Backward(levels) {
+		err := s.pipeline(len(paths), 256, func(k int) {
+			s.send(wire.OpDelete, &wire.DeleteRequest{Path: paths[k], Version: -1})
+		}, func(k int, code wire.Code) error {
+			if code != wire.CodeOK && code != wire.CodeNoNode {
+				return fmt.Errorf("delete %s: %v", paths[k], code)
+			}
+			return nil
+		})
+		if err != nil {
 			return err
 		}
 	}

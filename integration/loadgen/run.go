@@ -64,6 +64,30 @@ func (s *session) requests(cfg Config, i int) func() {
 	case OpSetData:
 		req := &wire.SetDataRequest{Path: path, Data: make([]byte, cfg.Size), Version: -1}
 		return func() { s.send(wire.OpSetData, req) }
+	case OpGetChildren:
+		req := &wire.PathWatchRequest{Path: listedNode(cfg).parent(0)}
+		return func() { s.send(wire.OpGetChildren, req) }
+	case OpMulti:
+		req := &wire.MultiRequest{}
+		data := make([]byte, 32)
+		for k := range cfg.MultiOps {
+			req.Ops = append(req.Ops, wire.MultiOp{Type: wire.OpSetData,
+				Req: &wire.SetDataRequest{Path: s.multiPath(cfg, i, k), Data: data, Version: -1}})
+		}
+		return func() { s.send(wire.OpMulti, req) }
+	case OpMix:
+		get := &wire.PathWatchRequest{Path: path}
+		set := &wire.SetDataRequest{Path: path, Data: make([]byte, cfg.Size), Version: -1}
+		n := 0
+		return func() {
+			// Bresenham: WritePercent sets in every 100 requests, evenly apart.
+			n++
+			if n*cfg.WritePercent/100 != (n-1)*cfg.WritePercent/100 {
+				s.send(wire.OpSetData, set)
+			} else {
+				s.send(wire.OpGetData, get)
+			}
+		}
 	default:
 		req := &wire.PathWatchRequest{Path: path}
 		return func() { s.send(wire.OpGetData, req) }

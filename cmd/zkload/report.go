@@ -1,0 +1,149 @@
+package main
+
+import (
+	"fmt"
+	"image/color"
+	"io"
+	"math"
+	"path/filepath"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// writeReport writes the suite's results as Markdown: per scenario a table
+// of the medians over rounds, each metric for each target and how many
+// times better the first target did than each other one, then how the
+// headline metric's cost grew with the size, and the plot if there is one.
+func writeReport(w io.Writer, picked []scenario, targets []target, res results, rounds int, plots string) {
+	fmt.Fprintf(w, "Medians of %d rounds, the servers measured in turn within each round. ", rounds)
+	fmt.Fprintf(w, "A ratio is how many times better %s did than the other: its rate divided by the other's, "+
+		"or the other's time divided by its time.\n", targets[0].name)
+	for _, sc := range picked {
+		fmt.Fprintf(w, "\n**%s**: %s.\n\n", sc.name, sc.title)
+		head := []string{sc.size}
+		for _, m := range sc.metrics {
+			for _, t := range targets {
+				head = append(head, m.name+" "+t.name)
+			}
+			for _, t := range targets[1:] {
+				head = append(head, "× "+t.name)
+			}
+		}
+		fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(head, " | "), strings.Repeat("---|", len(head)))
+		for si, size := range sc.sizes {
+			row := []string{fmt.Sprint(size)}
+			for _, m := range sc.metrics {
+				for ti := range targets {
+					row = append(row, m.format(res.median(sc.name, m.name, si, ti)))
+				}
+				for ti := range targets[1:] {
+					row = append(row, ratio(m, res.median(sc.name, m.name, si, 0), res.median(sc.name, m.name, si, ti+1)))
+				}
+			}
+			fmt.Fprintf(w, "| %s |\n", strings.Join(row, " | "))
+		}
+		if len(sc.sizes) > 1 {
+			fmt.Fprintf(w, "\n%s\n", growth(sc, targets, res))
+		}
+		if plots != "" {
+			fmt.Fprintf(w, "\n![%s](%s)\n", sc.name, filepath.ToSlash(filepath.Join(plots, plotFile(sc))))
+		}
+	}
+}
+
+// ratio says how many times better a did than b on metric m.
+func ratio(m metric, a, b float64) string {
+	if a <= 0 || b <= 0 {
+		return "-"
+	}
+	r := a / b
+	if !m.higher {
+		r = b / a
+	}
+	return fmt.Sprintf("%.1f×", r)
+}
+
+// growth says how each target's cost on the headline metric grew from the
+// smallest size to the largest, against the least it must grow.
+func growth(sc scenario, targets []target, res results) string {
+	m := sc.metrics[0]
+	first, last := sc.sizes[0], sc.sizes[len(sc.sizes)-1]
+	scale := float64(last) / float64(first)
+	must := math.Pow(scale, sc.grows)
+	var parts []string
+	for ti, t := range targets {
+		a, b := res.median(sc.name, m.name, 0, ti), res.median(sc.name, m.name, len(sc.sizes)-1, ti)
+		if a <= 0 || b <= 0 {
+			continue
+		}
+		g := b / a
+		if m.higher {
+			g = a / b // time per operation
+		}
+		verdict := "in proportion"
+		switch {
+		case g > 1.5*must:
+			verdict = "faster than it must"
+		case sc.grows == 0 && g < 1.5:
+			verdict = "flat"
+		}
+		parts = append(parts, fmt.Sprintf("%s ×%.2f (%s)", t.name, g, verdict))
+	}
+	what := "cost per operation"
+	if !m.higher {
+		what = m.name
+	}
+	return fmt.Sprintf("From %d to %d %s (×%.3g), %s grew: %s; the least it must grow is ×%.3g.",
+		first, last, sc.size, scale, what, strings.Join(parts, ", "), must)
+}
+
+func plotFile(sc scenario) string { return "suite-" + sc.name + ".svg" }
+
+// writePlots draws each scenario's headline metric against its size, one
+// line per target, as an SVG file in dir.
+func writePlots(dir string, picked []scenario, targets []target, res results) error {
+	colors := []color.Color{
+		color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}, color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff},
+		color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff}, color.RGBA{R: 0x94, G: 0x67, B: 0xbd, A: 0xff},
+	}
+	for _, sc := range picked {
+		m := sc.metrics[0]
+		p := plot.New()
+		p.Title.Text = sc.name
+		p.X.Label.Text = sc.size
+		p.Y.Label.Text = m.name
+		if sc.sizes[len(sc.sizes)-1] >= 10*sc.sizes[0] {
+			p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
+		}
+		lo, hi := math.Inf(1), 0.0
+		for ti, t := range targets {
+			pts := make(plotter.XYs, len(sc.sizes))
+			for si, size := range sc.sizes {
+				v := res.median(sc.name, m.name, si, ti)
+				pts[si] = plotter.XY{X: float64(size), Y: v}
+				lo, hi = min(lo, v), max(hi, v)
+			}
+			line, points, err := plotter.NewLinePoints(pts)
+			if err != nil {
+				return err
+			}
+			c := colors[ti%len(colors)]
+			line.Color, points.Color = c, c
+			points.Shape = draw.CircleGlyph{}
+			p.Add(line, points)
+			p.Legend.Add(t.name, line, points)
+		}
+		if lo > 0 && hi/lo > 20 {
+			p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
+		}
+		p.Legend.Top = !m.higher
+		if err := p.Save(5*vg.Inch, 3.2*vg.Inch, filepath.Join(dir, plotFile(sc))); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,46 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkraft/zkraft/server/servertest"
+)
+
+// TestSuite runs every scenario of the suite, small, against a server
+// under two names (as a comparison of two servers would), and checks the
+// report: a table per scenario with a row per size and ratio columns, the
+// growth line, and a readable SVG plot for each.
+func TestSuite(t *testing.T) {
+	// Its short tick makes the storm's sessions expire in 2 s rather than 4.
+	addr := servertest.NewServer(t).ConnectString()
+	dir := t.TempDir()
+	report := filepath.Join(dir, "suite.md")
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"-target", "a=" + addr, "-target", "b=" + addr, "-suite", "all", "-runs", "1", "-duration", "200ms", "-warmup", "50ms",
+		"-fanout-rounds", "2", "-sizes", "getChildren=5,50;fanout=5,20;storm=10;multi=3,10;mix=2,4;locks=1,2",
+		"-report", report, "-plots", filepath.Join(dir, "plots")}, &stdout, &stderr)
+	require.Equal(t, 0, code, stderr.String())
+	md, err := os.ReadFile(report)
+	require.NoError(t, err)
+	text := string(md)
+	for _, sc := range scenarios(suiteParams{}) {
+		assert.Contains(t, text, "**"+sc.name+"**", sc.name)
+		assert.Contains(t, text, "](plots/suite-"+sc.name+".svg)", sc.name)
+		svg, err := os.ReadFile(filepath.Join(dir, "plots", "suite-"+sc.name+".svg"))
+		require.NoError(t, err)
+		assert.Contains(t, string(svg), "<svg", sc.name)
+	}
+	assert.Contains(t, text, "| ops/s a | ops/s b | × b |", "a ratio column")
+	assert.Regexp(t, `\n\| 50 \| \d+ \| \d+ \| \d+\.\d× \|`, text, "a row per size")
+	assert.Contains(t, text, "From 5 to 50 children (×10), cost per operation grew: a ×")
+	// Progress: one line per measurement, counted.
+	assert.Equal(t, 22, strings.Count(stderr.String(), "\n"), stderr.String())
+	assert.Contains(t, stderr.String(), "[22/22 ")
+}
