@@ -139,7 +139,10 @@ func (n *Node) raftConfig() *raft.Config {
 		}
 		conf.TrailingLogs = standaloneTrailingLogs
 	} else {
-		conf.SnapshotInterval = 10 * time.Second
+		// Checked often, so that a snapshot follows every SnapCount entries
+		// closely, as ZooKeeper's does: a restart replays at most about
+		// that many entries after the latest snapshot.
+		conf.SnapshotInterval = 250 * time.Millisecond
 		conf.SnapshotThreshold = uint64(n.cfg.SnapCount)
 	}
 	if n.cfg.Clustered() {
