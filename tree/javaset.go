@@ -152,6 +152,17 @@ func (s *javaSet) binCount(hash int32) int {
 	return n
 }
 
+// restoreMember inserts a name with its recorded sequence into a set whose
+// table size was restored with it: no resizing, and a map sized for the
+// table's capacity (three quarters of it, as Java's load factor) at the
+// first name.
+func (s *javaSet) restoreMember(name string, seq uint32) {
+	if s.seq == nil {
+		s.seq = make(map[string]member, min(3<<s.bits/4, int(s.next)))
+	}
+	s.seq[name] = member{seq: seq, hash: JavaHash(name)}
+}
+
 // seqOf returns a member's insertion sequence.
 func (s *javaSet) seqOf(name string) uint32 { return s.seq[name].seq }
 

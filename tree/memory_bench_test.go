@@ -1,10 +1,12 @@
 package tree_test
 
 import (
+	"bytes"
 	"fmt"
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/zkraft/zkraft/tree"
 	"github.com/zkraft/zkraft/wire"
@@ -22,30 +24,7 @@ func BenchmarkMemoryPerZnode(b *testing.B) {
 		b.Run(fmt.Sprintf("%dx%d", size.parents, size.children), func(b *testing.B) {
 			for range b.N {
 				before := liveHeap()
-				t := tree.New()
-				data := make([]byte, 32)
-				name := func(kind byte, i int) string {
-					digits := fmt.Sprint(i)
-					return string(kind) + strings.Repeat("0", 15-len(digits)) + digits
-				}
-				zxid := int64(1)
-				create := func(path string) {
-					zxid++
-					c := &tree.Context{Zxid: zxid, Time: zxid}
-					// As a server does: each request's path and data decoded anew.
-					args := tree.CreateArgs{Op: wire.OpCreate, Path: strings.Clone(path),
-						Data: append([]byte(nil), data...), ACL: wire.OpenACLUnsafe, TTL: -1}
-					if _, _, code := t.Create(c, args); code != wire.CodeOK {
-						b.Fatalf("create %s: %v", path, code)
-					}
-				}
-				for p := range size.parents {
-					parent := "/" + name('p', p)
-					create(parent)
-					for c := range size.children {
-						create(parent + "/" + name('c', c))
-					}
-				}
+				t := fillTree(b, size.parents, size.children)
 				nodes := float64(size.parents * (1 + size.children))
 				b.ReportMetric(float64(liveHeap()-before)/nodes, "heap-B/znode")
 				snap := t.Snapshot()
@@ -62,4 +41,74 @@ func liveHeap() int64 {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	return int64(ms.HeapAlloc)
+}
+
+// fillTree builds zkload -fill's tree: parents x children, 16-character
+// names, 32 bytes of data, each create's path and data decoded anew as a
+// server's are.
+func fillTree(b *testing.B, parents, children int) *tree.Tree {
+	t := tree.New()
+	data := make([]byte, 32)
+	name := func(kind byte, i int) string {
+		digits := fmt.Sprint(i)
+		return string(kind) + strings.Repeat("0", 15-len(digits)) + digits
+	}
+	zxid := int64(1)
+	create := func(path string) {
+		zxid++
+		c := &tree.Context{Zxid: zxid, Time: zxid}
+		args := tree.CreateArgs{Op: wire.OpCreate, Path: strings.Clone(path),
+			Data: append([]byte(nil), data...), ACL: wire.OpenACLUnsafe, TTL: -1}
+		if _, _, code := t.Create(c, args); code != wire.CodeOK {
+			b.Fatalf("create %s: %v", path, code)
+		}
+	}
+	for p := range parents {
+		parent := "/" + name('p', p)
+		create(parent)
+		for c := range children {
+			create(parent + "/" + name('c', c))
+		}
+	}
+	return t
+}
+
+// BenchmarkSnapshotRestore measures a snapshot of zkload -fill's tree:
+// capturing it (what stops the tree's writers), writing it out, and
+// restoring a tree from it (what a restart waits for).
+//
+//	go test -run '^$' -bench SnapshotRestore -benchtime 3x ./tree
+func BenchmarkSnapshotRestore(b *testing.B) {
+	for _, size := range []struct{ parents, children int }{{100, 1000}, {1000, 1000}} {
+		b.Run(fmt.Sprintf("%dx%d", size.parents, size.children), func(b *testing.B) {
+			t := fillTree(b, size.parents, size.children)
+			var capture, write, restore time.Duration
+			var buf bytes.Buffer
+			for range b.N {
+				buf.Reset()
+				start := time.Now()
+				snap := t.Snapshot()
+				capture += time.Since(start)
+				start = time.Now()
+				if _, err := snap.WriteTo(&buf); err != nil {
+					b.Fatal(err)
+				}
+				write += time.Since(start)
+				start = time.Now()
+				back, err := tree.Restore(bytes.NewReader(buf.Bytes()))
+				if err != nil {
+					b.Fatal(err)
+				}
+				restore += time.Since(start)
+				if back.Len() != t.Len() {
+					b.Fatalf("restored %d nodes of %d", back.Len(), t.Len())
+				}
+			}
+			n := float64(b.N)
+			b.ReportMetric(capture.Seconds()*1000/n, "capture-ms")
+			b.ReportMetric(write.Seconds()*1000/n, "write-ms")
+			b.ReportMetric(restore.Seconds()*1000/n, "restore-ms")
+			b.ReportMetric(float64(buf.Len())/(1<<20), "MiB")
+		})
+	}
 }

@@ -174,7 +174,7 @@ func Restore(r io.Reader) (*Tree, error) {
 		reapable:   make(map[string]struct{}),
 	}
 	fr := wire.NewFrameReader(br, maxSnapshotRecord)
-	seqs := make(map[string]uint32, min(count, 1<<20))
+	links := make([]link, 0, min(count, 1<<20))
 	for i := uint64(0); i < count; i++ {
 		frame, err := fr.Next()
 		if err != nil {
@@ -184,23 +184,33 @@ func Restore(r io.Reader) (*Tree, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: node %d: %w", ErrBadSnapshot, i, err)
 		}
-		if t.nodes[rec.path] != nil {
-			return nil, fmt.Errorf("%w: duplicate node %s", ErrBadSnapshot, rec.path)
-		}
 		n := rec.n
 		n.children = javaSet{init: childrenInitBits, next: rec.kids.next, bits: rec.kids.bits}
+		before := len(t.nodes)
 		t.nodes[rec.path] = &n
+		if len(t.nodes) == before {
+			return nil, fmt.Errorf("%w: duplicate node %s", ErrBadSnapshot, rec.path)
+		}
 		t.restoreIndex(&rec, &n)
 		t.dataSize += int64(len(rec.path) + len(n.data))
-		seqs[rec.path] = rec.seq
+		if rec.path != "/" {
+			links = append(links, link{rec.path, rec.seq})
+		}
 	}
 	if _, err := fr.Next(); err != io.EOF {
 		return nil, fmt.Errorf("%w: data after the %d nodes the header counts", ErrBadSnapshot, count)
 	}
-	if err := t.relink(seqs); err != nil {
+	if err := t.relink(links); err != nil {
 		return nil, err
 	}
 	return t, nil
+}
+
+// link is a restored node to put in its parent's child set, at its
+// recorded place.
+type link struct {
+	path string
+	seq  uint32
 }
 
 // restoreIndex indexes a restored node, an ephemeral at its recorded place
@@ -216,22 +226,24 @@ func (t *Tree) restoreIndex(rec *record, n *node) {
 }
 
 // relink rebuilds every parent's child set after a restore, each child at
-// its recorded place; the sets' table sizes were restored with the nodes.
-func (t *Tree) relink(seqs map[string]uint32) error {
+// its recorded place. The sets' table sizes came with the nodes, so the
+// names go in as they are (restoreMember), without the resizing an add
+// does.
+func (t *Tree) relink(links []link) error {
 	if t.nodes["/"] == nil {
 		return fmt.Errorf("%w: no root", ErrBadSnapshot)
 	}
-	for p := range t.nodes {
-		if p == "/" {
-			continue
+	var parent *node
+	parentPath := ""
+	for _, l := range links {
+		// Consecutive children of one parent share one lookup.
+		if p := parentOf(l.path); parent == nil || p != parentPath {
+			parent, parentPath = t.nodes[p], p
+			if parent == nil {
+				return fmt.Errorf("%w: %s has no parent", ErrBadSnapshot, l.path)
+			}
 		}
-		parent := t.nodes[parentOf(p)]
-		if parent == nil {
-			return fmt.Errorf("%w: %s has no parent", ErrBadSnapshot, p)
-		}
-		bits := parent.children.bits
-		parent.children.put(baseName(p), seqs[p])
-		parent.children.bits = max(bits, parent.children.bits)
+		parent.children.restoreMember(baseName(l.path), l.seq)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package tree_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"slices"
 	"testing"
@@ -196,6 +197,7 @@ func TestTree_RestoreCorrupt(t *testing.T) {
 	tests := []struct {
 		name   string
 		mutate func(b []byte) []byte
+		says   string // in the error, when the stream decodes but the tree is wrong
 	}{
 		{name: "magic", mutate: func(b []byte) []byte { b[0] ^= 0xff; return b }},
 		{name: "last magic byte", mutate: func(b []byte) []byte { b[5] = 'X'; return b }},
@@ -203,6 +205,19 @@ func TestTree_RestoreCorrupt(t *testing.T) {
 		{name: "count too high", mutate: func(b []byte) []byte { b[headerLen-1]++; return b }},
 		{name: "huge record length", mutate: func(b []byte) []byte { copy(b[headerLen:], []byte{0x7f, 0xff, 0xff, 0xff}); return b }},
 		{name: "negative record length", mutate: func(b []byte) []byte { copy(b[headerLen:], []byte{0xff, 0xff, 0xff, 0xfe}); return b }},
+		{name: "a record twice", mutate: func(b []byte) []byte {
+			first := b[headerLen : headerLen+4+int(binary.BigEndian.Uint32(b[headerLen:]))]
+			b[headerLen-1]++ // one more in the count
+			return append(b, first...)
+		}, says: "duplicate node"},
+		{name: "a node without its parent", mutate: func(b []byte) []byte {
+			rec := wire.AppendString(nil, "/nowhere/child")
+			rec = append(rec, make([]byte, 4*2+7*8+3*4+4+6*4)...)                 // no data (length 0), no ACL, zeros
+			binary.BigEndian.PutUint32(rec[len("/nowhere/child")+4:], 0xffffffff) // data: null
+			frame, start := wire.StartFrame(nil)
+			b[headerLen-1]++
+			return append(b, wire.EndFrame(append(frame, rec...), start)...)
+		}, says: "/nowhere/child has no parent"},
 		{name: "garbage", mutate: func([]byte) []byte { return []byte("not a snapshot at all, just text") }},
 		{name: "empty", mutate: func([]byte) []byte { return nil }},
 	}
@@ -210,6 +225,9 @@ func TestTree_RestoreCorrupt(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := tree.Restore(bytes.NewReader(tc.mutate(slices.Clone(raw))))
 			assert.ErrorIs(t, err, tree.ErrBadSnapshot)
+			if tc.says != "" {
+				assert.ErrorContains(t, err, tc.says)
+			}
 			assert.Nil(t, got)
 		})
 	}
