@@ -6,34 +6,31 @@ import (
 )
 
 // Check verifies the tree's invariants and returns every violation found:
-// parent and child links agree, ephemerals have no children and are indexed
-// under their owner, the container/TTL index is exact, each parent's pzxid is
-// at least its children's czxid, and the data size is the sum it should be.
-// Tests end with it.
+// the node count and the child sets agree, ephemerals have no children and
+// are indexed under their owner, the container/TTL index is exact, each
+// parent's pzxid is at least its children's czxid, each child's recorded
+// hash is its name's, and the data size is the sum it should be. Tests end
+// with it.
 func (t *Tree) Check() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	if t.nodes["/"] == nil {
-		bad("no root")
+	if t.root == nil {
+		return errors.New("no root")
 	}
 	var size int64
-	reapable, ephemerals := 0, 0
-	for p, n := range t.nodes {
+	count, reapable, ephemerals := 0, 0, 0
+	t.walk(func(p string, n *node) {
+		count++
 		size += int64(len(p) + len(n.data))
-		if p != "/" {
-			parent := t.nodes[parentOf(p)]
-			if parent == nil {
-				bad("%s: no parent", p)
-			} else if !parent.children.has(baseName(p)) {
-				bad("%s: parent does not list it", p)
-			}
-		}
-		for name := range n.children.seq {
-			child := t.nodes[joinPath(p, name)]
-			if child == nil {
-				bad("%s: lists missing child %q", p, name)
-			} else if child.czxid > n.pzxid {
-				bad("%s: pzxid %#x below child %s czxid %#x", p, n.pzxid, name, child.czxid)
+		if n.kids != nil {
+			for name, child := range n.kids.set.m {
+				if child == nil {
+					bad("%s: lists missing child %q", p, name)
+				} else if child.czxid > n.kids.pzxid {
+					bad("%s: pzxid %#x below child %s czxid %#x", p, n.kids.pzxid, name, child.czxid)
+				} else if child.hash != JavaHash(name) {
+					bad("%s: child %s holds hash %d", p, name, child.hash)
+				}
 			}
 		}
 		switch n.kind {
@@ -42,7 +39,7 @@ func (t *Tree) Check() error {
 			if set := t.ephemerals[n.owner]; set == nil || !set.has(p) {
 				bad("%s: ephemeral not indexed under session %#x", p, n.owner)
 			}
-			if n.children.len() > 0 {
+			if n.numChildren() > 0 {
 				bad("%s: ephemeral has children", p)
 			}
 		case KindContainer, KindTTL:
@@ -51,6 +48,9 @@ func (t *Tree) Check() error {
 				bad("%s: container or TTL node not indexed", p)
 			}
 		}
+	})
+	if count != t.count {
+		bad("node count %d, counted %d", t.count, count)
 	}
 	if size != t.dataSize {
 		bad("data size %d, counted %d", t.dataSize, size)
@@ -62,6 +62,24 @@ func (t *Tree) Check() error {
 		bad("ephemeral index has %d entries, tree %d nodes", n, ephemerals)
 	}
 	return errors.Join(errs...)
+}
+
+// walk calls fn for every node, parents before their children, with its
+// path. A child listed as nil is skipped.
+func (t *Tree) walk(fn func(path string, n *node)) {
+	var visit func(p string, n *node)
+	visit = func(p string, n *node) {
+		fn(p, n)
+		if n.kids == nil {
+			return
+		}
+		for name, child := range n.kids.set.m {
+			if child != nil {
+				visit(joinPath(p, name), child)
+			}
+		}
+	}
+	visit("/", t.root)
 }
 
 // Owners returns the sessions that own ephemeral nodes.

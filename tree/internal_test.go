@@ -74,7 +74,7 @@ func TestNextVersion(t *testing.T) {
 func TestTree_VersionWrap(t *testing.T) {
 	tr := newTestTree(t)
 	mustCreateNode(t, tr, 1, "/n", 0)
-	n := tr.nodes["/n"]
+	n := tr.lookup("/n")
 	n.version, n.aversion = math.MaxInt32, math.MaxInt32
 
 	st, code := tr.SetData(newTestCtx(2), "/n", nil, math.MaxInt32)
@@ -96,14 +96,15 @@ func TestTree_VersionWrap(t *testing.T) {
 func TestTree_SequentialCounterWraps(t *testing.T) {
 	tr := newTestTree(t)
 	mustCreateNode(t, tr, 1, "/p", 0)
-	tr.nodes["/p"].childCreates = math.MaxInt32 - 1
+	p := tr.lookup("/p")
+	p.parentKids().creates = math.MaxInt32 - 1
 
 	assert.Equal(t, "/p/s2147483646", mustCreateNode(t, tr, 2, "/p/s", wire.FlagPersistentSequential))
 	assert.Equal(t, "/p/s2147483647", mustCreateNode(t, tr, 3, "/p/s", wire.FlagPersistentSequential))
 	assert.Equal(t, "/p/s-2147483648", mustCreateNode(t, tr, 4, "/p/s", wire.FlagPersistentSequential), "int32 wrap, as documented")
 	assert.Equal(t, "/p/s-2147483647", mustCreateNode(t, tr, 5, "/p/s", wire.FlagPersistentSequential))
 
-	tr.nodes["/p"].childCreates = -1
+	p.kids.creates = -1
 	assert.Equal(t, "/p/s-000000001", mustCreateNode(t, tr, 6, "/p/s", wire.FlagPersistentSequential))
 	assert.Equal(t, "/p/s0000000000", mustCreateNode(t, tr, 7, "/p/s", wire.FlagPersistentSequential))
 }
@@ -124,9 +125,10 @@ func TestNode_VisibleCversion(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			n := &node{childCreates: tc.creates}
+			n := &node{}
+			n.parentKids().creates = tc.creates
 			for i := range tc.children {
-				n.children.add(fmt.Sprint(i))
+				n.kids.set.add(fmt.Sprint(i), &node{})
 			}
 			st := n.stat()
 			assert.Equal(t, tc.want, st.Cversion)
@@ -149,13 +151,13 @@ func TestNode_StatHidesNonEphemeralOwner(t *testing.T) {
 func TestTree_CreateNodeExistsBeforeEphemeralParent(t *testing.T) {
 	tr := newTestTree(t)
 	mustCreateNode(t, tr, 1, "/e", wire.FlagEphemeral)
-	e := tr.nodes["/e"]
-	tr.nodes["/e/x"] = &node{data: []byte{}, acl: wire.OpenACLUnsafe}
-	tr.link(e, "x")
+	e := tr.lookup("/e")
+	tr.link(e, "x", &node{data: []byte{}, acl: wire.OpenACLUnsafe})
+	tr.count++
 	tr.dataSize += int64(len("/e/x"))
 	t.Cleanup(func() {
-		delete(tr.nodes, "/e/x")
-		e.children.remove("x")
+		e.kids.set.remove("x")
+		tr.count--
 		tr.dataSize -= int64(len("/e/x"))
 	})
 
@@ -170,18 +172,19 @@ func TestTree_CheckReportsViolations(t *testing.T) {
 		name    string
 		corrupt func(tr *Tree)
 	}{
-		{name: "missing parent link", corrupt: func(tr *Tree) { tr.nodes["/p"].children.remove("c") }},
-		{name: "dangling child", corrupt: func(tr *Tree) { tr.nodes["/p"].children.add("ghost") }},
-		{name: "pzxid below child czxid", corrupt: func(tr *Tree) { tr.nodes["/p"].pzxid = 0 }},
+		{name: "missing parent link", corrupt: func(tr *Tree) { tr.lookup("/p").kids.set.remove("c") }},
+		{name: "dangling child", corrupt: func(tr *Tree) { tr.lookup("/p").kids.set.m["ghost"] = nil }},
+		{name: "wrong hash", corrupt: func(tr *Tree) { tr.lookup("/p/c").hash++ }},
+		{name: "pzxid below child czxid", corrupt: func(tr *Tree) { tr.lookup("/p").kids.pzxid = 0 }},
 		{name: "data size", corrupt: func(tr *Tree) { tr.dataSize++ }},
 		{name: "ephemeral not indexed", corrupt: func(tr *Tree) { delete(tr.ephemerals, 7) }},
 		{name: "ephemeral with child", corrupt: func(tr *Tree) {
-			tr.nodes["/e/x"] = &node{}
-			tr.link(tr.nodes["/e"], "x")
+			tr.link(tr.lookup("/e"), "x", &node{})
+			tr.count++
 			tr.dataSize += int64(len("/e/x"))
 		}},
 		{name: "reapable index", corrupt: func(tr *Tree) { tr.reapable["/p"] = struct{}{} }},
-		{name: "no root", corrupt: func(tr *Tree) { delete(tr.nodes, "/") }},
+		{name: "no root", corrupt: func(tr *Tree) { tr.root = nil }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -215,23 +218,45 @@ func TestJavaSplit(t *testing.T) {
 	}
 }
 
+// pathRecord is a record as a snapshot stream holds it, with its path.
+type pathRecord struct {
+	path string
+	r    record
+}
+
+// encodeSnapshot writes a snapshot stream of hand-made records.
+func encodeSnapshot(t testing.TB, records []pathRecord) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	_, err := writeSnapshot(&buf, len(records), func(fn func([]byte, *record) error) error {
+		for i := range records {
+			if err := fn([]byte(records[i].path), &records[i].r); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	return buf.Bytes()
+}
+
 func TestRestore_RejectsInconsistentSnapshot(t *testing.T) {
-	root := record{path: "/", n: node{data: []byte{}, acl: wire.OpenACLUnsafe}}
-	leaf := func(p string) record { return record{path: p, n: node{acl: wire.OpenACLUnsafe}} }
+	root := pathRecord{path: "/", r: record{n: node{data: []byte{}, acl: wire.OpenACLUnsafe}}}
+	leaf := func(p string) pathRecord { return pathRecord{path: p, r: record{n: node{acl: wire.OpenACLUnsafe}}} }
 	tests := []struct {
 		name    string
-		records []record
+		records []pathRecord
 		raw     func(b []byte) []byte // optional change to the encoded stream
 	}{
-		{name: "no root", records: []record{leaf("/a")}},
-		{name: "orphan", records: []record{root, leaf("/a/b")}},
-		{name: "duplicate", records: []record{root, leaf("/a"), leaf("/a")}},
-		{name: "invalid path", records: []record{root, leaf("/a/")}},
-		{name: "relative path", records: []record{root, leaf("a")}},
-		{name: "unknown kind", records: []record{root, {path: "/a", n: node{kind: KindTTL + 1}}}},
+		{name: "no root", records: []pathRecord{leaf("/a")}},
+		{name: "orphan", records: []pathRecord{root, leaf("/a/b")}},
+		{name: "duplicate", records: []pathRecord{root, leaf("/a"), leaf("/a")}},
+		{name: "invalid path", records: []pathRecord{root, leaf("/a/")}},
+		{name: "relative path", records: []pathRecord{root, leaf("a")}},
+		{name: "unknown kind", records: []pathRecord{root, {path: "/a", r: record{n: node{kind: KindTTL + 1}}}}},
 		{
 			name:    "trailing bytes in a record",
-			records: []record{root},
+			records: []pathRecord{root},
 			raw: func(b []byte) []byte {
 				// Grow the only record's length prefix by one and append a byte.
 				const hdr = len(snapshotMagic) + 1 + 8
@@ -241,7 +266,7 @@ func TestRestore_RejectsInconsistentSnapshot(t *testing.T) {
 		},
 		{
 			name:    "garbage record",
-			records: []record{root},
+			records: []pathRecord{root},
 			raw: func(b []byte) []byte {
 				const hdr = len(snapshotMagic) + 1 + 8
 				return append(b[:hdr], 0, 0, 0, 2, 0xff, 0xff)
@@ -250,10 +275,7 @@ func TestRestore_RejectsInconsistentSnapshot(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			var buf bytes.Buffer
-			_, err := (&Snapshot{records: tc.records}).WriteTo(&buf)
-			require.NoError(t, err)
-			raw := buf.Bytes()
+			raw := encodeSnapshot(t, tc.records)
 			if tc.raw != nil {
 				raw = tc.raw(raw)
 			}
@@ -264,10 +286,7 @@ func TestRestore_RejectsInconsistentSnapshot(t *testing.T) {
 	}
 
 	// The same machinery accepts a consistent hand-made snapshot.
-	var buf bytes.Buffer
-	_, err := (&Snapshot{records: []record{root, leaf("/a"), leaf("/a/b")}}).WriteTo(&buf)
-	require.NoError(t, err)
-	got, err := Restore(&buf)
+	got, err := Restore(bytes.NewReader(encodeSnapshot(t, []pathRecord{root, leaf("/a"), leaf("/a/b")})))
 	require.NoError(t, err)
 	assert.NoError(t, got.Check())
 	assert.Equal(t, 3, got.Len())

@@ -43,8 +43,12 @@ func javaBin(h int32, bits uint8) int {
 // never shrinks. (Java's tree bins, nine colliding names in a table of 64 or
 // more, are not modelled.) Go's maps iterate at random; ZooKeeper's clients
 // see this order, and tests written against ZooKeeper often rely on it.
-type javaSet struct {
-	seq  map[string]member
+//
+// Each name maps to an entry that carries its place: its insertion
+// sequence and Java hash. A node's children are its child nodes, which
+// hold their own places; a session's ephemerals are members.
+type javaSet[E setEntry[E]] struct {
+	m    map[string]E
 	next uint32
 	bits uint8 // log2 of the table size; 0 before the first add
 	init uint8 // log2 of the initial capacity
@@ -52,16 +56,24 @@ type javaSet struct {
 	// update it (see maxIncremental). Readers fill it under the tree's
 	// read lock, so it is atomic; concurrent fills store equal lists. A
 	// javaSet is never copied while in use.
-	order atomic.Value // *orderCache; a nil one when dropped
+	order atomic.Pointer[orderCache] // nil when dropped
 }
 
-// orderCache is a javaSet's iteration order: the names, and the bin and
-// sequence each is ordered by. Both slices are immutable once stored
-// (readers may still be encoding a list after the tree's lock is released):
-// an update makes new ones.
+// setEntry is what a javaSet maps a name to: something that knows its
+// place in the set, and that placed returns carrying a new place (a copy
+// for a value, the same entry for a pointer).
+type setEntry[E any] interface {
+	comparable
+	place() (seq uint32, hash int32)
+	placed(seq uint32, hash int32) E
+}
+
+// orderCache is a javaSet's iteration order. The slice is immutable once
+// stored (readers may still be encoding a list after the tree's lock is
+// released): an update makes a new one. The bin and sequence each name is
+// ordered by come from its entry.
 type orderCache struct {
 	names []string
-	keys  []orderKey
 }
 
 type orderKey struct {
@@ -82,70 +94,78 @@ func (k orderKey) cmp(o orderKey) int {
 // often drops its order instead, to sort it again when next listed.
 const maxIncremental = 1024
 
-// member is a name's place in the set: its insertion sequence, and its
-// Java hash, computed once.
+// member is a name's place in a set of names alone (a session's
+// ephemerals): its insertion sequence, and its Java hash, computed once.
 type member struct {
 	seq  uint32
 	hash int32
 }
+
+func (m member) place() (uint32, int32)             { return m.seq, m.hash }
+func (member) placed(seq uint32, hash int32) member { return member{seq: seq, hash: hash} }
 
 const (
 	childrenInitBits   = 3 // DataNode's children: new HashSet<>(8)
 	ephemeralsInitBits = 4 // DataTree's ephemerals: new HashSet<>()
 )
 
-func (s *javaSet) len() int { return len(s.seq) }
+func (s *javaSet[E]) len() int { return len(s.m) }
 
-func (s *javaSet) has(name string) bool {
-	_, ok := s.seq[name]
+func (s *javaSet[E]) has(name string) bool {
+	_, ok := s.m[name]
 	return ok
 }
 
+// get returns the entry of name, or the zero entry.
+func (s *javaSet[E]) get(name string) E { return s.m[name] }
+
 // add inserts name at the end of the insertion order.
-func (s *javaSet) add(name string) {
-	if s.seq == nil {
-		s.seq = make(map[string]member)
-	}
-	if _, ok := s.seq[name]; ok {
+func (s *javaSet[E]) add(name string, e E) {
+	if _, ok := s.m[name]; ok {
 		return
 	}
-	s.put(name, s.next)
+	s.put(name, e, s.next)
 	s.next++
 }
 
 // put inserts name with a given sequence (undo and restore use it).
-func (s *javaSet) put(name string, seq uint32) {
-	if s.seq == nil {
-		s.seq = make(map[string]member)
+func (s *javaSet[E]) put(name string, e E, seq uint32) {
+	if s.m == nil {
+		s.m = make(map[string]E)
 	}
 	if s.bits == 0 {
 		s.bits = s.init
 	}
 	bits := s.bits
 	hash := JavaHash(name)
-	s.seq[name] = member{seq: seq, hash: hash}
+	s.m[name] = e.placed(seq, hash)
 	if s.bits < 6 && s.binCount(hash) > 8 {
 		s.bits++
 	}
-	for len(s.seq) > 3<<s.bits/4 {
+	for len(s.m) > 3<<s.bits/4 {
 		s.bits++
 	}
-	c := s.loadOrder()
+	c := s.order.Load()
 	if c == nil || s.bits != bits || len(c.names) >= maxIncremental {
 		s.dropOrder(c) // resized, every bin changes; or not worth a copy
 		return
 	}
-	key := orderKey{bin: javaBin(hash, bits), seq: seq}
-	i, _ := slices.BinarySearchFunc(c.keys, key, orderKey.cmp)
-	s.order.Store(&orderCache{names: insertAt(c.names, i, name), keys: insertAt(c.keys, i, key)})
+	i, _ := slices.BinarySearchFunc(c.names, orderKey{bin: javaBin(hash, bits), seq: seq}, s.cmpKey)
+	s.order.Store(&orderCache{names: insertAt(c.names, i, name)})
+}
+
+// cmpKey orders a member's name against a place in the order.
+func (s *javaSet[E]) cmpKey(name string, k orderKey) int {
+	seq, hash := s.m[name].place()
+	return orderKey{bin: javaBin(hash, s.bits), seq: seq}.cmp(k)
 }
 
 // binCount counts the members in the bin of hash.
-func (s *javaSet) binCount(hash int32) int {
+func (s *javaSet[E]) binCount(hash int32) int {
 	bin := javaBin(hash, s.bits)
 	n := 0
-	for _, m := range s.seq {
-		if javaBin(m.hash, s.bits) == bin {
+	for _, e := range s.m {
+		if _, h := e.place(); javaBin(h, s.bits) == bin {
 			n++
 		}
 	}
@@ -156,36 +176,41 @@ func (s *javaSet) binCount(hash int32) int {
 // table size was restored with it: no resizing, and a map sized for the
 // table's capacity (three quarters of it, as Java's load factor) at the
 // first name.
-func (s *javaSet) restoreMember(name string, seq uint32) {
-	if s.seq == nil {
-		s.seq = make(map[string]member, min(3<<s.bits/4, int(s.next)))
+func (s *javaSet[E]) restoreMember(name string, e E, seq uint32) {
+	if s.m == nil {
+		s.m = make(map[string]E, min(3<<s.bits/4, int(s.next)))
 	}
-	s.seq[name] = member{seq: seq, hash: JavaHash(name)}
+	s.m[name] = e.placed(seq, JavaHash(name))
 }
 
 // seqOf returns a member's insertion sequence.
-func (s *javaSet) seqOf(name string) uint32 { return s.seq[name].seq }
+func (s *javaSet[E]) seqOf(name string) uint32 {
+	seq, _ := s.m[name].place()
+	return seq
+}
 
-func (s *javaSet) remove(name string) {
-	m, ok := s.seq[name]
+// remove takes name out of the set. An emptied set lets its map go (Go's
+// maps never shrink); its table size and sequence stay, as Java's do.
+func (s *javaSet[E]) remove(name string) {
+	e, ok := s.m[name]
 	if !ok {
 		return
 	}
-	delete(s.seq, name)
-	c := s.loadOrder()
-	if c == nil || len(c.names) > maxIncremental {
-		s.dropOrder(c)
-		return
+	c := s.order.Load()
+	i, found := -1, false
+	if c != nil && len(c.names) <= maxIncremental {
+		seq, hash := e.place()
+		i, found = slices.BinarySearchFunc(c.names, orderKey{bin: javaBin(hash, s.bits), seq: seq}, s.cmpKey)
 	}
-	i, found := slices.BinarySearchFunc(c.keys, orderKey{bin: javaBin(m.hash, s.bits), seq: m.seq}, orderKey.cmp)
+	delete(s.m, name)
+	if len(s.m) == 0 {
+		s.m = nil
+	}
 	if !found || c.names[i] != name {
-		s.dropOrder(c) // cannot happen: the cache holds every member
+		s.dropOrder(c) // too large to update, or none cached
 		return
 	}
-	s.order.Store(&orderCache{
-		names: slices.Concat(c.names[:i], c.names[i+1:]),
-		keys:  slices.Concat(c.keys[:i], c.keys[i+1:]),
-	})
+	s.order.Store(&orderCache{names: slices.Concat(c.names[:i], c.names[i+1:])})
 }
 
 type binned struct {
@@ -196,31 +221,22 @@ type binned struct {
 }
 
 // dropOrder forgets the cached order c, if there is one.
-func (s *javaSet) dropOrder(c *orderCache) {
+func (s *javaSet[E]) dropOrder(c *orderCache) {
 	if c != nil {
-		s.order.Store((*orderCache)(nil))
+		s.order.Store(nil)
 	}
-}
-
-func (s *javaSet) loadOrder() *orderCache {
-	c, _ := s.order.Load().(*orderCache)
-	return c
 }
 
 // ordered returns the members in Java's iteration order. The slice is
 // cached until the set changes: callers must not modify it.
-func (s *javaSet) ordered() []string {
-	if len(s.seq) == 0 {
+func (s *javaSet[E]) ordered() []string {
+	if len(s.m) == 0 {
 		return []string{}
 	}
-	if c := s.loadOrder(); c != nil {
+	if c := s.order.Load(); c != nil {
 		return c.names
 	}
-	items := s.binned(s.bits)
-	c := &orderCache{names: names(items), keys: make([]orderKey, len(items))}
-	for i, it := range items {
-		c.keys[i] = orderKey{bin: it.bin, seq: it.seq}
-	}
+	c := &orderCache{names: names(s.binned(s.bits))}
 	s.order.Store(c)
 	return c.names
 }
@@ -229,7 +245,7 @@ func (s *javaSet) ordered() []string {
 // set, as ZooKeeper lists a session's ephemerals (DataTree.getEphemerals
 // returns HashSet.clone()): the clone sizes its table for the members,
 // tableSizeFor((int)(n/0.75f + 1)), and adds them in the set's order.
-func (s *javaSet) orderedCopy() []string {
+func (s *javaSet[E]) orderedCopy() []string {
 	items := s.binned(s.bits)
 	target := uint8(0)
 	for capacity := int(float32(len(items))/0.75 + 1); 1<<target < capacity; {
@@ -262,10 +278,11 @@ func maxBinCount(items []binned, bits uint8) int {
 	return most
 }
 
-func (s *javaSet) binned(bits uint8) []binned {
-	items := make([]binned, 0, len(s.seq))
-	for name, m := range s.seq {
-		items = append(items, binned{name: name, bin: javaBin(m.hash, bits), seq: m.seq, hash: m.hash})
+func (s *javaSet[E]) binned(bits uint8) []binned {
+	items := make([]binned, 0, len(s.m))
+	for name, e := range s.m {
+		seq, hash := e.place()
+		items = append(items, binned{name: name, bin: javaBin(hash, bits), seq: seq, hash: hash})
 	}
 	slices.SortFunc(items, func(a, b binned) int {
 		return orderKey{a.bin, a.seq}.cmp(orderKey{b.bin, b.seq})

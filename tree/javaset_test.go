@@ -14,12 +14,12 @@ import (
 // (new HashSet<>(8), as ZooKeeper's DataNode makes for children) after the
 // same adds and removes.
 func TestJavaSet_OrderMatchesJava(t *testing.T) {
-	kids := javaSet{init: childrenInitBits}
+	kids := javaSet[member]{init: childrenInitBits}
 	for i := range 20 {
-		kids.add(fmt.Sprintf("lock-%010d", i))
+		kids.add(fmt.Sprintf("lock-%010d", i), member{})
 	}
 	for _, n := range []string{"zookeeper", "a", "b", "child", "eph", "seq-0000000002"} {
-		kids.add(n)
+		kids.add(n, member{})
 	}
 	assert.Equal(t, []string{
 		"lock-0000000009", "lock-0000000008", "lock-0000000007", "lock-0000000006", "lock-0000000001",
@@ -29,23 +29,23 @@ func TestJavaSet_OrderMatchesJava(t *testing.T) {
 		"lock-0000000014", "lock-0000000013", "child",
 	}, kids.ordered(), "26 names: the table grew 8 -> 16 -> 32 -> 64")
 
-	few := javaSet{init: childrenInitBits}
+	few := javaSet[member]{init: childrenInitBits}
 	for _, n := range []string{"zookeeper", "x", "y", "z", "x1", "longer-name", "_c_4b0e-lock-0000000003", "eph", "seq-0000000001"} {
-		few.add(n)
+		few.add(n, member{})
 	}
 	assert.Equal(t, []string{"longer-name", "zookeeper", "x", "y", "x1", "z", "eph", "seq-0000000001",
 		"_c_4b0e-lock-0000000003"}, few.ordered())
 	few.remove("x")
 	few.remove("y")
-	few.add("x")
+	few.add("x", member{})
 	assert.Equal(t, []string{"longer-name", "zookeeper", "x", "x1", "z", "eph", "seq-0000000001",
 		"_c_4b0e-lock-0000000003"}, few.ordered(), "a removed name comes back at the end of its bin")
 }
 
 func TestJavaSet_OrderedCopyMatchesJava(t *testing.T) {
-	eph := javaSet{init: ephemeralsInitBits}
+	eph := javaSet[member]{init: ephemeralsInitBits}
 	for _, p := range []string{"/b/e2", "/e3", "/a/e1", "/a/s0000000002"} {
-		eph.add(p)
+		eph.add(p, member{})
 	}
 	assert.Equal(t, []string{"/a/s0000000002", "/b/e2", "/a/e1", "/e3"}, eph.orderedCopy())
 }
@@ -60,9 +60,9 @@ func TestJavaHash(t *testing.T) {
 // A clone (what ZooKeeper's getEphemerals returns) of a set that grew to 30
 // and shrank to 20 sizes its own table for 20: printed by Java 17.
 func TestJavaSet_OrderedCopyResizesForItsSize(t *testing.T) {
-	set := javaSet{init: ephemeralsInitBits}
+	set := javaSet[member]{init: ephemeralsInitBits}
 	for i := range 30 {
-		set.add(fmt.Sprintf("/locks/lock-%010d", i))
+		set.add(fmt.Sprintf("/locks/lock-%010d", i), member{})
 	}
 	for i := range 10 {
 		set.remove(fmt.Sprintf("/locks/lock-%010d", i*2))
@@ -80,7 +80,7 @@ func TestJavaSet_OrderedCopyResizesForItsSize(t *testing.T) {
 // handed out earlier must not change.
 func TestJavaSet_CachedOrderFollowsChanges(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	set := javaSet{init: childrenInitBits}
+	set := javaSet[member]{init: childrenInitBits}
 	removed := map[string]uint32{}
 	var earlier, earlierCopy []string
 	for step := range 5000 {
@@ -90,9 +90,9 @@ func TestJavaSet_CachedOrderFollowsChanges(t *testing.T) {
 			removed[name] = set.seqOf(name)
 			set.remove(name)
 		case !set.has(name) && rng.IntN(4) == 0 && removed[name] != 0:
-			set.put(name, removed[name]) // back where it was
+			set.put(name, member{}, removed[name]) // back where it was
 		default:
-			set.add(name)
+			set.add(name, member{})
 		}
 		if rng.IntN(3) == 0 {
 			got := set.ordered()

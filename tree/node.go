@@ -22,40 +22,86 @@ const (
 const MaxTTL = 0x000000FFFFFFFFFF
 
 // node is one znode. Its data slice is never modified in place (setData
-// replaces it), so snapshots may share it.
+// replaces it), so snapshots may share it. A node does not hold its name
+// or path: its parent's child set maps the name to it.
 type node struct {
-	data     []byte
-	acl      []wire.ACL
-	children javaSet // child names, iterated in ZooKeeper's (Java's HashSet) order
-	czxid    int64
-	mzxid    int64
-	pzxid    int64
-	ctime    int64
-	mtime    int64
-	ttl      int64 // KindTTL only, milliseconds
-	owner    int64 // KindEphemeral only: the owning session
+	data  []byte
+	acl   []wire.ACL
+	kids  *kids // nil while the node has never had a child
+	czxid int64
+	mzxid int64
+	ctime int64
+	mtime int64
+	ttl   int64 // KindTTL only, milliseconds
+	owner int64 // KindEphemeral only: the owning session
+	// seq and hash are the node's place in its parent's child set.
+	seq      uint32
+	hash     int32
 	version  int32
-	// childCreates is ZooKeeper's stored cversion: it counts child creations
-	// only. Sequential suffixes come from it; clients see 2*childCreates -
-	// numChildren, which counts creations and deletions.
-	childCreates int32
-	aversion     int32
-	kind         Kind
+	aversion int32
+	kind     Kind
 }
 
-// withoutChildren returns a copy of the node with an empty child set (a
-// snapshot's record; restore rebuilds the links).
-func (n *node) withoutChildren() node {
-	return node{
-		data: n.data, acl: n.acl, czxid: n.czxid, mzxid: n.mzxid, pzxid: n.pzxid, ctime: n.ctime,
-		mtime: n.mtime, ttl: n.ttl, owner: n.owner, version: n.version, childCreates: n.childCreates,
-		aversion: n.aversion, kind: n.kind,
+// kids is what only a node that has had children needs: the child set,
+// the pzxid (a node that never had a child has its czxid as pzxid) and
+// ZooKeeper's stored cversion.
+type kids struct {
+	set   javaSet[*node] // child names, iterated in ZooKeeper's (Java's HashSet) order
+	pzxid int64
+	// creates is ZooKeeper's stored cversion: it counts child creations
+	// only. Sequential suffixes come from it; clients see 2*creates -
+	// numChildren, which counts creations and deletions.
+	creates int32
+}
+
+func (n *node) place() (uint32, int32) { return n.seq, n.hash }
+
+func (n *node) placed(seq uint32, hash int32) *node {
+	n.seq, n.hash = seq, hash
+	return n
+}
+
+// child returns the child called name, or nil.
+func (n *node) child(name string) *node {
+	if n.kids == nil {
+		return nil
 	}
+	return n.kids.set.m[name]
+}
+
+// numChildren returns how many children the node has.
+func (n *node) numChildren() int {
+	if n.kids == nil {
+		return 0
+	}
+	return n.kids.set.len()
+}
+
+func (n *node) pzxid() int64 {
+	if n.kids == nil {
+		return n.czxid
+	}
+	return n.kids.pzxid
+}
+
+func (n *node) childCreates() int32 {
+	if n.kids == nil {
+		return 0
+	}
+	return n.kids.creates
+}
+
+// parentKids returns the node's kids, making them on its first child.
+func (n *node) parentKids() *kids {
+	if n.kids == nil {
+		n.kids = &kids{set: javaSet[*node]{init: childrenInitBits}, pzxid: n.czxid}
+	}
+	return n.kids
 }
 
 // stat returns the node's Stat as clients see it.
 func (n *node) stat() wire.Stat {
-	nc := int32(n.children.len())
+	nc := int32(n.numChildren())
 	var owner int64
 	if n.kind == KindEphemeral {
 		owner = n.owner
@@ -66,12 +112,12 @@ func (n *node) stat() wire.Stat {
 		Ctime:          n.ctime,
 		Mtime:          n.mtime,
 		Version:        n.version,
-		Cversion:       2*n.childCreates - nc,
+		Cversion:       2*n.childCreates() - nc,
 		Aversion:       n.aversion,
 		EphemeralOwner: owner,
 		DataLength:     int32(len(n.data)),
 		NumChildren:    nc,
-		Pzxid:          n.pzxid,
+		Pzxid:          n.pzxid(),
 	}
 }
 

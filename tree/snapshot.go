@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"strings"
 
 	"github.com/zkraft/zkraft/wire"
 )
@@ -24,22 +25,25 @@ const (
 )
 
 // Snapshot is a point-in-time copy of a tree, cheap to take (node records are
-// copied, data slices shared, since they are never modified in place) and
-// written out later by WriteTo, while the tree goes on changing.
+// copied, data slices and names shared, since they are never modified in
+// place) and written out later by WriteTo, while the tree goes on changing.
 type Snapshot struct {
-	records []record
+	records []record // parents before their children
 }
 
 // record is one node as a snapshot holds it. Besides the node, it keeps the
 // node's places in ZooKeeper's iteration orders, so that a restored tree
-// lists children and ephemerals as the original did.
+// lists children and ephemerals as the original did. A captured record
+// names its parent by index; the stream holds each node's path instead.
 type record struct {
-	path   string
-	n      node   // children empty: restore rebuilds the links
-	seq    uint32 // the node's place among its parent's children
-	kids   setState
-	eph    setState // an ephemeral's session set, and ephSeq its place in it
-	ephSeq uint32
+	name    string // "" for the root
+	parent  int32  // the parent's index among the records; -1 for the root
+	n       node   // kids nil; seq is its place among its parent's children
+	pzxid   int64
+	creates int32
+	kids    setState
+	eph     setState // an ephemeral's session set, and ephSeq its place in it
+	ephSeq  uint32
 }
 
 // setState is what a javaSet needs besides its members.
@@ -50,21 +54,45 @@ type setState struct {
 
 // Snapshot captures the tree's current state.
 func (t *Tree) Snapshot() *Snapshot {
-	s := &Snapshot{records: make([]record, 0, len(t.nodes))}
-	for p, n := range t.nodes {
-		s.records = append(s.records, t.record(p, n))
-	}
+	s := &Snapshot{records: make([]record, 0, t.count)}
+	t.eachRecord(func(_ []byte, r *record) { s.records = append(s.records, *r) })
 	return s
 }
 
-func (t *Tree) record(p string, n *node) record {
-	r := record{path: p, n: n.withoutChildren(), kids: setState{n.children.next, n.children.bits}}
-	if p != "/" {
-		r.seq = t.nodes[parentOf(p)].children.seqOf(baseName(p))
+// eachRecord calls fn with the path and record of every node, parents
+// before their children. The path's bytes are valid only during the call.
+func (t *Tree) eachRecord(fn func(path []byte, r *record)) {
+	next := int32(0)
+	var visit func(path []byte, name string, parent int32, n *node)
+	visit = func(path []byte, name string, parent int32, n *node) {
+		r := t.record(path, n)
+		r.name, r.parent = name, parent
+		self := next
+		next++
+		fn(path, &r)
+		if n.kids == nil {
+			return
+		}
+		base := path
+		if len(path) > 1 {
+			base = append(path, '/')
+		}
+		for name, child := range n.kids.set.m {
+			visit(append(base, name...), name, self, child)
+		}
+	}
+	visit(append(make([]byte, 0, 256), '/'), "", -1, t.root)
+}
+
+func (t *Tree) record(path []byte, n *node) record {
+	r := record{n: *n, pzxid: n.pzxid(), creates: n.childCreates()}
+	r.n.kids = nil
+	if n.kids != nil {
+		r.kids = setState{n.kids.set.next, n.kids.set.bits}
 	}
 	if n.kind == KindEphemeral {
 		set := t.ephemerals[n.owner]
-		r.eph, r.ephSeq = setState{set.next, set.bits}, set.seqOf(p)
+		r.eph, r.ephSeq = setState{set.next, set.bits}, set.seqOf(string(path))
 	}
 	return r
 }
@@ -73,24 +101,64 @@ func (t *Tree) record(p string, n *node) record {
 func (s *Snapshot) Len() int { return len(s.records) }
 
 // WriteTo writes the snapshot: a header, the node count, then one
-// length-prefixed record per node.
+// length-prefixed record per node, with its path.
 func (s *Snapshot) WriteTo(w io.Writer) (int64, error) {
+	return writeSnapshot(w, len(s.records), s.each)
+}
+
+// each calls fn with every record and its path, which it builds from the
+// parent's: the records come parents first, so a stack of the paths of the
+// current node's ancestors holds every parent a record can name.
+func (s *Snapshot) each(fn func(path []byte, r *record) error) error {
+	type ancestor struct {
+		index int32
+		end   int // its path is path[:end]
+	}
+	var stack []ancestor
+	path := make([]byte, 0, 256)
+	for i := range s.records {
+		r := &s.records[i]
+		if r.parent < 0 {
+			stack, path = stack[:0], append(path[:0], '/')
+		} else {
+			for stack[len(stack)-1].index != r.parent {
+				stack = stack[:len(stack)-1]
+			}
+			path = path[:stack[len(stack)-1].end]
+			if len(path) > 1 {
+				path = append(path, '/')
+			}
+			path = append(path, r.name...)
+		}
+		stack = append(stack, ancestor{index: int32(i), end: len(path)})
+		if err := fn(path, r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeSnapshot writes a snapshot stream of count records, which each
+// hands to its function.
+func writeSnapshot(w io.Writer, count int, each func(func(path []byte, r *record) error) error) (int64, error) {
 	bw := bufio.NewWriterSize(w, 256<<10)
 	cw := &countingWriter{w: bw}
 	hdr := append([]byte(snapshotMagic), snapshotVersion)
-	hdr = binary.BigEndian.AppendUint64(hdr, uint64(len(s.records)))
+	hdr = binary.BigEndian.AppendUint64(hdr, uint64(count))
 	if _, err := cw.Write(hdr); err != nil {
 		return cw.n, err
 	}
 	var buf []byte
-	for i := range s.records {
+	err := each(func(path []byte, r *record) error {
 		var start int
 		buf, start = wire.StartFrame(buf[:0])
-		buf = appendRecord(buf, &s.records[i])
+		buf = appendRecord(buf, path, r)
 		buf = wire.EndFrame(buf, start)
-		if _, err := cw.Write(buf); err != nil {
-			return cw.n, err
-		}
+		_, err := cw.Write(buf)
+		return err
+	})
+	if err != nil {
+		return cw.n, err
 	}
 	return cw.n, bw.Flush()
 }
@@ -106,58 +174,60 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-func appendRecord(b []byte, r *record) []byte {
+func appendRecord(b []byte, path []byte, r *record) []byte {
 	n := &r.n
-	b = wire.AppendString(b, r.path)
+	b = wire.AppendBuffer(b, path) // as a string: never null
 	b = wire.AppendBuffer(b, n.data)
 	b = wire.AppendACLs(b, n.acl)
-	for _, v := range []int64{n.czxid, n.mzxid, n.pzxid, n.ctime, n.mtime, n.ttl, n.owner} {
+	for _, v := range []int64{n.czxid, n.mzxid, r.pzxid, n.ctime, n.mtime, n.ttl, n.owner} {
 		b = wire.AppendLong(b, v)
 	}
-	for _, v := range []int32{n.version, n.childCreates, n.aversion} {
+	for _, v := range []int32{n.version, r.creates, n.aversion} {
 		b = wire.AppendInt(b, v)
 	}
 	b = wire.AppendInt(b, int32(n.kind))
-	for _, v := range []uint32{r.seq, r.kids.next, uint32(r.kids.bits), r.ephSeq, r.eph.next, uint32(r.eph.bits)} {
+	for _, v := range []uint32{n.seq, r.kids.next, uint32(r.kids.bits), r.ephSeq, r.eph.next, uint32(r.eph.bits)} {
 		b = wire.AppendInt(b, int32(v))
 	}
 	return b
 }
 
-func decodeRecord(src []byte) (record, error) {
+func decodeRecord(src []byte) (string, record, error) {
 	d := wire.NewDecoder(src)
 	var r record
 	n := &r.n
-	r.path = d.String()
+	path := d.String()
 	n.data = d.Buffer()
 	n.acl = d.ACLs()
-	for _, v := range []*int64{&n.czxid, &n.mzxid, &n.pzxid, &n.ctime, &n.mtime, &n.ttl, &n.owner} {
+	for _, v := range []*int64{&n.czxid, &n.mzxid, &r.pzxid, &n.ctime, &n.mtime, &n.ttl, &n.owner} {
 		*v = d.Long()
 	}
-	for _, v := range []*int32{&n.version, &n.childCreates, &n.aversion} {
+	for _, v := range []*int32{&n.version, &r.creates, &n.aversion} {
 		*v = d.Int()
 	}
 	kind := d.Int()
 	n.kind = Kind(kind)
-	r.seq, r.kids.next = uint32(d.Int()), uint32(d.Int())
+	n.seq, r.kids.next = uint32(d.Int()), uint32(d.Int())
 	r.kids.bits = uint8(d.Int())
 	r.ephSeq, r.eph.next = uint32(d.Int()), uint32(d.Int())
 	r.eph.bits = uint8(d.Int())
 	if err := d.Err(); err != nil {
-		return r, err
+		return path, r, err
 	}
-	if d.Remaining() != 0 || kind < 0 || kind > int32(KindTTL) || !ValidPath(r.path) {
-		return r, ErrBadSnapshot
+	if d.Remaining() != 0 || kind < 0 || kind > int32(KindTTL) || !ValidPath(path) {
+		return path, r, ErrBadSnapshot
 	}
 	if len(n.acl) == 1 && n.acl[0] == wire.OpenACLUnsafe[0] {
 		n.acl = wire.OpenACLUnsafe
 	}
-	return r, nil
+	return path, r, nil
 }
 
 // Restore reads a snapshot written by WriteTo, which must be the rest of
-// the stream, and builds a new tree from it, indexes included. A truncated or corrupt stream gives an error wrapping
-// ErrBadSnapshot (or the reader's error) and no tree.
+// the stream, and builds a new tree from it, indexes included. The records
+// may come in any order (the first layout wrote them in its map's). A
+// truncated or corrupt stream gives an error wrapping ErrBadSnapshot (or
+// the reader's error) and no tree.
 func Restore(r io.Reader) (*Tree, error) {
 	br := bufio.NewReaderSize(r, 256<<10)
 	hdr := make([]byte, len(snapshotMagic)+1+8)
@@ -169,10 +239,12 @@ func Restore(r io.Reader) (*Tree, error) {
 	}
 	count := binary.BigEndian.Uint64(hdr[len(snapshotMagic)+1:])
 	t := &Tree{
-		nodes:      make(map[string]*node, min(count, 1<<20)),
-		ephemerals: make(map[int64]*javaSet),
+		ephemerals: make(map[int64]*javaSet[member]),
 		reapable:   make(map[string]struct{}),
 	}
+	// byPath finds each restored node's parent; it is dropped once the
+	// tree is linked.
+	byPath := make(map[string]*node, min(count, 1<<20))
 	fr := wire.NewFrameReader(br, maxSnapshotRecord)
 	links := make([]link, 0, min(count, 1<<20))
 	for i := uint64(0); i < count; i++ {
@@ -180,70 +252,87 @@ func Restore(r io.Reader) (*Tree, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: node %d: %w", ErrBadSnapshot, i, err)
 		}
-		rec, err := decodeRecord(frame)
+		path, rec, err := decodeRecord(frame)
 		if err != nil {
 			return nil, fmt.Errorf("%w: node %d: %w", ErrBadSnapshot, i, err)
 		}
-		n := rec.n
-		n.children = javaSet{init: childrenInitBits, next: rec.kids.next, bits: rec.kids.bits}
-		before := len(t.nodes)
-		t.nodes[rec.path] = &n
-		if len(t.nodes) == before {
-			return nil, fmt.Errorf("%w: duplicate node %s", ErrBadSnapshot, rec.path)
+		n := restoredNode(&rec)
+		byPath[path] = n
+		if t.count++; len(byPath) != t.count {
+			return nil, fmt.Errorf("%w: duplicate node %s", ErrBadSnapshot, path)
 		}
-		t.restoreIndex(&rec, &n)
-		t.dataSize += int64(len(rec.path) + len(n.data))
-		if rec.path != "/" {
-			links = append(links, link{rec.path, rec.seq})
+		t.restoreIndex(path, &rec, n)
+		t.dataSize += int64(len(path) + len(n.data))
+		if path != "/" {
+			links = append(links, link{path, n})
 		}
 	}
 	if _, err := fr.Next(); err != io.EOF {
 		return nil, fmt.Errorf("%w: data after the %d nodes the header counts", ErrBadSnapshot, count)
 	}
-	if err := t.relink(links); err != nil {
+	if t.root = byPath["/"]; t.root == nil {
+		return nil, fmt.Errorf("%w: no root", ErrBadSnapshot)
+	}
+	if err := relink(byPath, links); err != nil {
 		return nil, err
 	}
 	return t, nil
 }
 
-// link is a restored node to put in its parent's child set, at its
-// recorded place.
+// restoredNode makes the node a record describes, with kids if it ever had
+// a child.
+func restoredNode(rec *record) *node {
+	n := new(node)
+	*n = rec.n
+	if rec.pzxid != n.czxid || rec.creates != 0 || rec.kids != (setState{}) {
+		n.kids = &kids{
+			set:   javaSet[*node]{init: childrenInitBits, next: rec.kids.next, bits: rec.kids.bits},
+			pzxid: rec.pzxid, creates: rec.creates,
+		}
+	}
+	return n
+}
+
+// link is a restored node to put in its parent's child set, at the place
+// it holds (its seq).
 type link struct {
 	path string
-	seq  uint32
+	n    *node
 }
 
 // restoreIndex indexes a restored node, an ephemeral at its recorded place
 // in its session's set.
-func (t *Tree) restoreIndex(rec *record, n *node) {
+func (t *Tree) restoreIndex(path string, rec *record, n *node) {
 	if n.kind != KindEphemeral {
-		t.index(rec.path, n)
+		t.index(path, n)
 		return
 	}
 	set := t.sessionSet(n.owner)
-	set.put(rec.path, rec.ephSeq)
+	set.put(path, member{}, rec.ephSeq)
 	set.next, set.bits = rec.eph.next, rec.eph.bits
 }
 
-// relink rebuilds every parent's child set after a restore, each child at
-// its recorded place. The sets' table sizes came with the nodes, so the
-// names go in as they are (restoreMember), without the resizing an add
-// does.
-func (t *Tree) relink(links []link) error {
-	if t.nodes["/"] == nil {
-		return fmt.Errorf("%w: no root", ErrBadSnapshot)
-	}
+// relink puts every restored node in its parent's child set, at its
+// recorded place. The sets' table sizes came with the nodes, so the names
+// go in as they are (restoreMember), without the resizing an add does.
+// A name is a copy, so that the tree does not keep the whole path, unless
+// an index keeps the path anyway.
+func relink(byPath map[string]*node, links []link) error {
 	var parent *node
 	parentPath := ""
 	for _, l := range links {
 		// Consecutive children of one parent share one lookup.
 		if p := parentOf(l.path); parent == nil || p != parentPath {
-			parent, parentPath = t.nodes[p], p
+			parent, parentPath = byPath[p], p
 			if parent == nil {
 				return fmt.Errorf("%w: %s has no parent", ErrBadSnapshot, l.path)
 			}
 		}
-		parent.children.restoreMember(baseName(l.path), l.seq)
+		name := baseName(l.path)
+		if l.n.kind == KindPersistent {
+			name = strings.Clone(name)
+		}
+		parent.parentKids().set.restoreMember(name, l.n, l.n.seq)
 	}
 	return nil
 }
@@ -255,15 +344,14 @@ func (t *Tree) relink(links []link) error {
 func (t *Tree) Digest() uint64 {
 	var sum uint64
 	var buf []byte
-	for p, n := range t.nodes {
-		if p == ConfigPath {
-			continue
+	t.eachRecord(func(path []byte, r *record) {
+		if string(path) == ConfigPath {
+			return
 		}
-		r := t.record(p, n)
-		buf = appendRecord(buf[:0], &r)
+		buf = appendRecord(buf[:0], path, r)
 		h := fnv.New64a()
 		h.Write(buf)
 		sum += h.Sum64()
-	}
+	})
 	return sum
 }

@@ -8,10 +8,13 @@ import (
 
 // Tree is the znode tree. The zero value is not usable; call New.
 type Tree struct {
-	nodes map[string]*node
+	// root is the root node; every other node is found from it, through
+	// its ancestors' child sets (lookup).
+	root  *node
+	count int // nodes, the root included
 	// ephemerals indexes each session's ephemeral nodes, in ZooKeeper's
 	// order; a session's set lives, even empty, until the session closes.
-	ephemerals map[int64]*javaSet
+	ephemerals map[int64]*javaSet[member]
 	// reapable holds every container and TTL node, the candidates of Reapable.
 	reapable map[string]struct{}
 	// dataSize is the sum of path and data lengths of all nodes, as
@@ -27,8 +30,7 @@ type Tree struct {
 // aversion -1).
 func New() *Tree {
 	t := &Tree{
-		nodes:      make(map[string]*node),
-		ephemerals: make(map[int64]*javaSet),
+		ephemerals: make(map[int64]*javaSet[member]),
 		reapable:   make(map[string]struct{}),
 	}
 	t.addSystemNode("/", wire.OpenACLUnsafe, 0)
@@ -46,11 +48,9 @@ const ConfigPath = "/zookeeper/config"
 // its mzxid stays 0 and its version -1 (ZooKeeper stores the -1 it passes as
 // the expected version), and its mtime (ms) is the member's own.
 func (t *Tree) SetConfig(data []byte, mtime int64) {
-	old := t.nodes[ConfigPath]
-	n := &node{data: data, acl: old.acl, czxid: old.czxid, pzxid: old.pzxid, ctime: old.ctime,
-		mtime: mtime, version: -1, aversion: old.aversion, kind: old.kind}
-	t.dataSize += int64(len(data) - len(old.data))
-	t.nodes[ConfigPath] = n
+	n := t.lookup(ConfigPath)
+	t.dataSize += int64(len(data) - len(n.data))
+	n.data, n.mzxid, n.mtime, n.version = data, 0, mtime, -1
 }
 
 // Reconfigure makes /zookeeper/config hold data as a committed reconfig
@@ -59,7 +59,7 @@ func (t *Tree) SetConfig(data []byte, mtime int64) {
 // caller checked the ACL (ZooKeeper's leader does, before it proposes). A
 // reconfig is never part of a multi, so there is nothing to undo.
 func (t *Tree) Reconfigure(c *Context, data []byte) wire.Stat {
-	n := t.nodes[ConfigPath]
+	n := t.lookup(ConfigPath)
 	t.dataSize += int64(len(data) - len(n.data))
 	n.data, n.version = data, -1
 	n.mzxid, n.mtime = c.Zxid, c.Time
@@ -76,26 +76,28 @@ func (t *Tree) Allowed(path string, perm int32, ids []wire.Id) bool {
 
 // ConfigZxid returns the mzxid of /zookeeper/config: 0 unless a reconfig
 // changed it.
-func (t *Tree) ConfigZxid() int64 { return t.nodes[ConfigPath].mzxid }
+func (t *Tree) ConfigZxid() int64 { return t.lookup(ConfigPath).mzxid }
 
 func (t *Tree) addSystemNode(p string, acl []wire.ACL, aversion int32) {
 	n := &node{data: []byte{}, acl: acl, aversion: aversion}
-	t.nodes[p] = n
+	t.count++
 	t.dataSize += int64(len(p))
-	if p != "/" {
-		parent := t.nodes[parentOf(p)]
-		t.link(parent, baseName(p))
+	if p == "/" {
+		t.root = n
+		return
 	}
+	t.link(t.lookup(parentOf(p)), baseName(p), n)
 }
 
-func (t *Tree) link(parent *node, name string) {
-	parent.children.init = childrenInitBits
-	parent.children.add(name)
+// link adds n to parent's children as name, without the bookkeeping of a
+// create (the system nodes, and tests).
+func (t *Tree) link(parent *node, name string, n *node) {
+	parent.parentKids().set.add(name, n)
 }
 
 // Len returns the number of znodes, the root included. (ZooKeeper's "Node
 // count" is one more, because it also stores the root under "".)
-func (t *Tree) Len() int { return len(t.nodes) }
+func (t *Tree) Len() int { return t.count }
 
 // ApproximateDataSize returns the sum of the lengths of all paths and data.
 func (t *Tree) ApproximateDataSize() int64 { return t.dataSize }
@@ -113,9 +115,30 @@ func (t *Tree) EphemeralCount() int {
 // the root under both "" and "/", reads of "" see the root.
 func (t *Tree) lookup(path string) *node {
 	if path == "" {
-		return t.nodes["/"]
+		return t.root
 	}
-	return t.nodes[path]
+	return t.find(path)
+}
+
+// find returns the node at path, or nil: the path's names are looked up
+// one after the other, from the root. A path that is not exactly a node's
+// (relative, empty, with an empty name or a trailing slash) finds nothing.
+func (t *Tree) find(path string) *node {
+	if path == "" || path[0] != '/' {
+		return nil
+	}
+	n := t.root
+	if len(path) == 1 {
+		return n
+	}
+	for rest := path[1:]; n != nil; {
+		i := strings.IndexByte(rest, '/')
+		if i < 0 {
+			return n.child(rest)
+		}
+		n, rest = n.child(rest[:i]), rest[i+1:]
+	}
+	return nil
 }
 
 // Stat returns the Stat of the node at path, if it exists.
@@ -151,7 +174,10 @@ func (t *Tree) Children(path string, ids []wire.Id) ([]string, wire.Stat, wire.C
 	if !CheckACL(n.acl, wire.PermRead, ids) {
 		return nil, wire.Stat{}, wire.CodeNoAuth
 	}
-	return n.children.ordered(), n.stat(), wire.CodeOK
+	if n.kids == nil {
+		return []string{}, n.stat(), wire.CodeOK
+	}
+	return n.kids.set.ordered(), n.stat(), wire.CodeOK
 }
 
 // Exists returns a node's Stat, as ZooKeeper 3.8.0's exists: BADARGUMENTS for
@@ -203,18 +229,20 @@ func (t *Tree) AllChildrenNumber(path string, ids []wire.Id) (int32, wire.Code) 
 	}
 	switch path {
 	case "/":
-		return int32(len(t.nodes) - 1), wire.CodeOK
+		return int32(t.count - 1), wire.CodeOK
 	case "": // ZooKeeper counts every key under "" + "/": all nodes
-		return int32(len(t.nodes)), wire.CodeOK
+		return int32(t.count), wire.CodeOK
 	}
-	return int32(t.countDescendants(path, n)), wire.CodeOK
+	return int32(countDescendants(n)), wire.CodeOK
 }
 
-func (t *Tree) countDescendants(path string, n *node) int {
+func countDescendants(n *node) int {
+	if n.kids == nil {
+		return 0
+	}
 	total := 0
-	for name := range n.children.seq {
-		child := joinPath(path, name)
-		total += 1 + t.countDescendants(child, t.nodes[child])
+	for _, child := range n.kids.set.m {
+		total += 1 + countDescendants(child)
 	}
 	return total
 }

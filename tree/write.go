@@ -2,6 +2,7 @@ package tree
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/zkraft/zkraft/wire"
 )
@@ -118,7 +119,7 @@ func (t *Tree) Create(c *Context, a CreateArgs) (string, wire.Stat, wire.Code) {
 	if !ok {
 		return "", wire.Stat{}, wire.CodeInvalidACL
 	}
-	parent := t.nodes[parentPath]
+	parent := t.find(parentPath)
 	if parent == nil {
 		return "", wire.Stat{}, wire.CodeNoNode
 	}
@@ -127,12 +128,12 @@ func (t *Tree) Create(c *Context, a CreateArgs) (string, wire.Stat, wire.Code) {
 	}
 	path := a.Path
 	if m.sequential {
-		path += seqSuffix(parent.childCreates)
+		path += seqSuffix(parent.childCreates())
 	}
 	if !ValidPath(path) {
 		return "", wire.Stat{}, wire.CodeBadArguments
 	}
-	if t.nodes[path] != nil {
+	if path == "/" || parent.child(baseName(path)) != nil { // "/" is the root, not a child
 		return "", wire.Stat{}, wire.CodeNodeExists
 	}
 	if parent.kind == KindEphemeral {
@@ -144,7 +145,7 @@ func (t *Tree) Create(c *Context, a CreateArgs) (string, wire.Stat, wire.Code) {
 	}
 	n := &node{
 		data: a.Data, acl: acl, kind: m.kind,
-		czxid: c.Zxid, mzxid: c.Zxid, pzxid: c.Zxid, ctime: c.Time, mtime: c.Time,
+		czxid: c.Zxid, mzxid: c.Zxid, ctime: c.Time, mtime: c.Time,
 	}
 	switch m.kind {
 	case KindEphemeral:
@@ -157,46 +158,65 @@ func (t *Tree) Create(c *Context, a CreateArgs) (string, wire.Stat, wire.Code) {
 }
 
 // insert adds n at path under parent and fires NodeCreated and the parent's
-// NodeChildrenChanged.
+// NodeChildrenChanged. The node's name is a copy, so that the tree does not
+// keep the whole path, unless an index keeps the path anyway.
 func (t *Tree) insert(c *Context, path, parentPath string, parent *node, n *node) {
 	name := baseName(path)
-	if t.undo != nil {
-		oldCreates, oldPzxid := parent.childCreates, parent.pzxid
-		oldNext, oldBits := parent.children.next, parent.children.bits
-		eph, hadEph := t.ephemerals[n.owner], false
-		var oldEph setState
-		if n.kind == KindEphemeral && eph != nil {
-			hadEph, oldEph = true, setState{eph.next, eph.bits}
-		}
-		t.undo = append(t.undo, func() {
-			delete(t.nodes, path)
-			parent.children.remove(name)
-			parent.children.next, parent.children.bits = oldNext, oldBits
-			parent.childCreates, parent.pzxid = oldCreates, oldPzxid
-			t.unindex(path, n)
-			if n.kind == KindEphemeral && !hadEph {
-				delete(t.ephemerals, n.owner) // the set this create made
-			} else if hadEph {
-				eph.next, eph.bits = oldEph.next, oldEph.bits
-			}
-			t.dataSize -= int64(len(path) + len(n.data))
-		})
+	if n.kind == KindPersistent {
+		name = strings.Clone(name)
 	}
-	t.nodes[path] = n
-	t.link(parent, name)
-	parent.childCreates++
-	parent.pzxid = max(parent.pzxid, c.Zxid)
+	if t.undo != nil {
+		t.undoInsert(path, name, parent, n)
+	}
+	t.count++
+	k := parent.parentKids()
+	k.set.add(name, n)
+	k.creates++
+	k.pzxid = max(k.pzxid, c.Zxid)
 	t.index(path, n)
 	t.dataSize += int64(len(path) + len(n.data))
 	c.fire(path, wire.EventNodeCreated, n.acl)
 	c.fire(parentPath, wire.EventNodeChildrenChanged, parent.acl)
 }
 
+// undoInsert records how to take back an insert of n as name under parent.
+func (t *Tree) undoInsert(path, name string, parent, n *node) {
+	oldKids := parent.kids
+	var old kids
+	if oldKids != nil {
+		old = kids{pzxid: oldKids.pzxid, creates: oldKids.creates}
+		old.set.next, old.set.bits = oldKids.set.next, oldKids.set.bits
+	}
+	eph, hadEph := t.ephemerals[n.owner], false
+	var oldEph setState
+	if n.kind == KindEphemeral && eph != nil {
+		hadEph, oldEph = true, setState{eph.next, eph.bits}
+	}
+	t.undo = append(t.undo, func() {
+		t.count--
+		parent.kids.set.remove(name)
+		if oldKids == nil {
+			parent.kids = nil // the kids this create made
+		} else {
+			k := parent.kids
+			k.set.next, k.set.bits = old.set.next, old.set.bits
+			k.creates, k.pzxid = old.creates, old.pzxid
+		}
+		t.unindex(path, n)
+		if n.kind == KindEphemeral && !hadEph {
+			delete(t.ephemerals, n.owner) // the set this create made
+		} else if hadEph {
+			eph.next, eph.bits = oldEph.next, oldEph.bits
+		}
+		t.dataSize -= int64(len(path) + len(n.data))
+	})
+}
+
 // index adds a node to the ephemeral or reapable index its kind needs.
 func (t *Tree) index(path string, n *node) {
 	switch n.kind {
 	case KindEphemeral:
-		t.sessionSet(n.owner).add(path)
+		t.sessionSet(n.owner).add(path, member{})
 	case KindContainer, KindTTL:
 		t.reapable[path] = struct{}{}
 	}
@@ -220,14 +240,14 @@ func (t *Tree) reindex(path string, n *node, ephSeq uint32) {
 		t.index(path, n)
 		return
 	}
-	t.sessionSet(n.owner).put(path, ephSeq)
+	t.sessionSet(n.owner).put(path, member{}, ephSeq)
 }
 
 // sessionSet returns a session's ephemeral set, making it if needed.
-func (t *Tree) sessionSet(owner int64) *javaSet {
+func (t *Tree) sessionSet(owner int64) *javaSet[member] {
 	set := t.ephemerals[owner]
 	if set == nil {
-		set = &javaSet{init: ephemeralsInitBits}
+		set = &javaSet[member]{init: ephemeralsInitBits}
 		t.ephemerals[owner] = set
 	}
 	return set
@@ -237,25 +257,25 @@ func (t *Tree) sessionSet(owner int64) *javaSet {
 // special paths, parent existence, DELETE permission on the parent (before
 // the node's own existence), existence, version, children.
 func (t *Tree) Delete(c *Context, path string, version int32) wire.Code {
-	parentPath, _, ok := splitParent(path)
+	parentPath, name, ok := splitParent(path)
 	if !ok || isSpecial(path) {
 		return wire.CodeBadArguments
 	}
-	parent := t.nodes[parentPath]
+	parent := t.find(parentPath)
 	if parent == nil {
 		return wire.CodeNoNode
 	}
 	if !CheckACL(parent.acl, wire.PermDelete, c.Auth) {
 		return wire.CodeNoAuth
 	}
-	n := t.nodes[path]
+	n := parent.child(name)
 	if n == nil {
 		return wire.CodeNoNode
 	}
 	if !versionMatches(version, n.version) {
 		return wire.CodeBadVersion
 	}
-	if n.children.len() > 0 {
+	if n.numChildren() > 0 {
 		return wire.CodeNotEmpty
 	}
 	t.remove(c, path, parentPath, parent, n)
@@ -266,23 +286,24 @@ func (t *Tree) Delete(c *Context, path string, version int32) wire.Code {
 // NodeChildrenChanged. The parent's stored cversion does not change.
 func (t *Tree) remove(c *Context, path, parentPath string, parent, n *node) {
 	name := baseName(path)
+	k := parent.kids
 	if t.undo != nil {
-		oldPzxid, oldSeq := parent.pzxid, parent.children.seqOf(name)
+		oldPzxid, oldSeq := k.pzxid, n.seq
 		var ephSeq uint32
 		if n.kind == KindEphemeral {
 			ephSeq = t.ephemerals[n.owner].seqOf(path)
 		}
 		t.undo = append(t.undo, func() {
-			t.nodes[path] = n
-			parent.children.put(name, oldSeq)
-			parent.pzxid = oldPzxid
+			t.count++
+			k.set.put(name, n, oldSeq)
+			k.pzxid = oldPzxid
 			t.reindex(path, n, ephSeq)
 			t.dataSize += int64(len(path) + len(n.data))
 		})
 	}
-	delete(t.nodes, path)
-	parent.children.remove(name)
-	parent.pzxid = max(parent.pzxid, c.Zxid)
+	t.count--
+	k.set.remove(name)
+	k.pzxid = max(k.pzxid, c.Zxid)
 	t.unindex(path, n)
 	t.dataSize -= int64(len(path) + len(n.data))
 	c.fire(path, wire.EventNodeDeleted, n.acl)
@@ -294,7 +315,7 @@ func (t *Tree) SetData(c *Context, path string, data []byte, version int32) (wir
 	if !ValidPath(path) {
 		return wire.Stat{}, wire.CodeBadArguments
 	}
-	n := t.nodes[path]
+	n := t.find(path)
 	if n == nil {
 		return wire.Stat{}, wire.CodeNoNode
 	}
@@ -328,7 +349,7 @@ func (t *Tree) SetACL(c *Context, path string, acl []wire.ACL, version int32) (w
 	if !ok {
 		return wire.Stat{}, wire.CodeInvalidACL
 	}
-	n := t.nodes[path]
+	n := t.find(path)
 	if n == nil {
 		return wire.Stat{}, wire.CodeNoNode
 	}
@@ -351,7 +372,7 @@ func (t *Tree) CheckVersion(c *Context, path string, version int32) wire.Code {
 	if !ValidPath(path) {
 		return wire.CodeBadArguments
 	}
-	n := t.nodes[path]
+	n := t.find(path)
 	if n == nil {
 		return wire.CodeNoNode
 	}
@@ -368,23 +389,23 @@ func (t *Tree) CheckVersion(c *Context, path string, version int32) wire.Code {
 // with no ACL or version check, as ZooKeeper's deleteContainer (issued by its
 // container manager for empty containers and expired TTL nodes).
 func (t *Tree) DeleteContainer(c *Context, path string) wire.Code {
-	parentPath, _, ok := splitParent(path)
+	parentPath, name, ok := splitParent(path)
 	if !ok || isSpecial(path) {
 		return wire.CodeBadArguments
 	}
-	n := t.nodes[path]
+	parent := t.find(parentPath)
+	var n *node
+	if parent != nil {
+		n = parent.child(name)
+	}
 	if n == nil {
 		return wire.CodeNoNode
 	}
-	if n.children.len() > 0 {
+	if n.numChildren() > 0 {
 		return wire.CodeNotEmpty
 	}
 	if n.kind == KindEphemeral {
 		return wire.CodeBadVersion
-	}
-	parent := t.nodes[parentPath]
-	if parent == nil {
-		return wire.CodeNoNode
 	}
 	t.remove(c, path, parentPath, parent, n)
 	return wire.CodeOK
@@ -402,8 +423,9 @@ func (t *Tree) CloseSession(c *Context, session int64) []string {
 	paths := set.orderedCopy()
 	delete(t.ephemerals, session)
 	for _, p := range paths {
-		parentPath := parentOf(p)
-		t.remove(c, p, parentPath, t.nodes[parentPath], t.nodes[p])
+		parentPath, name, _ := splitParent(p)
+		parent := t.find(parentPath)
+		t.remove(c, p, parentPath, parent, parent.child(name))
 	}
 	return paths
 }
@@ -415,11 +437,11 @@ func (t *Tree) CloseSession(c *Context, session int64) []string {
 func (t *Tree) Reapable(now int64, limit int) []string {
 	var out []string
 	for p := range t.reapable {
-		n := t.nodes[p]
-		if n.children.len() > 0 {
+		n := t.find(p)
+		if n.numChildren() > 0 {
 			continue
 		}
-		if n.kind == KindContainer && n.childCreates > 0 || n.kind == KindTTL && now-n.mtime > n.ttl {
+		if n.kind == KindContainer && n.childCreates() > 0 || n.kind == KindTTL && now-n.mtime > n.ttl {
 			out = append(out, p)
 		}
 	}
