@@ -23,15 +23,7 @@ func (t *Tree) Check() error {
 		count++
 		size += int64(len(p) + len(n.data))
 		if n.kids != nil {
-			for name, child := range n.kids.set.m {
-				if child == nil {
-					bad("%s: lists missing child %q", p, name)
-				} else if child.czxid > n.kids.pzxid {
-					bad("%s: pzxid %#x below child %s czxid %#x", p, n.kids.pzxid, name, child.czxid)
-				} else if child.hash != JavaHash(name) {
-					bad("%s: child %s holds hash %d", p, name, child.hash)
-				}
-			}
+			checkKids(p, n.kids, bad)
 		}
 		switch n.kind {
 		case KindEphemeral:
@@ -64,6 +56,29 @@ func (t *Tree) Check() error {
 	return errors.Join(errs...)
 }
 
+// checkKids checks the child set of the node at p: each child is there,
+// found by its name, holds its name's Java hash, and was created no later
+// than the parent's pzxid; the set counts its children.
+func checkKids(p string, k *kids, bad func(string, ...any)) {
+	count := 0
+	for name, child := range k.set.all {
+		count++
+		switch {
+		case child == nil:
+			bad("%s: lists missing child %q", p, name)
+		case k.set.get(name) != child:
+			bad("%s: child %q not found by its name", p, name)
+		case child.czxid > k.pzxid:
+			bad("%s: pzxid %#x below child %s czxid %#x", p, k.pzxid, name, child.czxid)
+		case child.hash != JavaHash(name):
+			bad("%s: child %s holds hash %d", p, name, child.hash)
+		}
+	}
+	if count != k.set.len() {
+		bad("%s: child set counts %d, holds %d", p, k.set.len(), count)
+	}
+}
+
 // walk calls fn for every node, parents before their children, with its
 // path. A child listed as nil is skipped.
 func (t *Tree) walk(fn func(path string, n *node)) {
@@ -73,7 +88,7 @@ func (t *Tree) walk(fn func(path string, n *node)) {
 		if n.kids == nil {
 			return
 		}
-		for name, child := range n.kids.set.m {
+		for name, child := range n.kids.set.all {
 			if child != nil {
 				visit(joinPath(p, name), child)
 			}

@@ -173,7 +173,12 @@ func TestTree_CheckReportsViolations(t *testing.T) {
 		corrupt func(tr *Tree)
 	}{
 		{name: "missing parent link", corrupt: func(tr *Tree) { tr.lookup("/p").kids.set.remove("c") }},
-		{name: "dangling child", corrupt: func(tr *Tree) { tr.lookup("/p").kids.set.m["ghost"] = nil }},
+		{name: "dangling child", corrupt: func(tr *Tree) {
+			k := tr.lookup("/p").kids
+			i, _ := k.set.lookup("c")
+			k.set.slots[i].e = nil
+		}},
+		{name: "child count", corrupt: func(tr *Tree) { tr.lookup("/p").kids.set.n++ }},
 		{name: "wrong hash", corrupt: func(tr *Tree) { tr.lookup("/p/c").hash++ }},
 		{name: "pzxid below child czxid", corrupt: func(tr *Tree) { tr.lookup("/p").kids.pzxid = 0 }},
 		{name: "data size", corrupt: func(tr *Tree) { tr.dataSize++ }},

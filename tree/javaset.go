@@ -1,9 +1,11 @@
 package tree
 
 import (
+	"hash/maphash"
 	"slices"
 	"sync/atomic"
 	"unicode/utf16"
+	"unsafe"
 )
 
 // JavaHash is Java's String.hashCode, over UTF-16 code units. ZooKeeper's
@@ -46,18 +48,44 @@ func javaBin(h int32, bits uint8) int {
 //
 // Each name maps to an entry that carries its place: its insertion
 // sequence and Java hash. A node's children are its child nodes, which
-// hold their own places; a session's ephemerals are members.
+// hold their own places; a session's ephemerals are members. Names are
+// found through a table of the set's own (see slots), not by Java's bins:
+// Java's hash is easily made to collide.
 type javaSet[E setEntry[E]] struct {
-	m    map[string]E
-	next uint32
-	bits uint8 // log2 of the table size; 0 before the first add
-	init uint8 // log2 of the initial capacity
+	// slots is an open-addressing table of the names and their entries,
+	// by a seeded hash of the name (nameHash), probed linearly. Its length
+	// is a power of two, or zero when the set is empty.
+	slots []slot[E]
+	n     int // names in slots
+	next  uint32
+	bits  uint8 // log2 of Java's table size; 0 before the first add
+	init  uint8 // log2 of Java's initial capacity
 	// order caches ordered() until the table is resized; adds and removes
 	// update it (see maxIncremental). Readers fill it under the tree's
 	// read lock, so it is atomic; concurrent fills store equal lists. A
 	// javaSet is never copied while in use.
 	order atomic.Pointer[orderCache] // nil when dropped
 }
+
+// slot is a name in a javaSet's table, with its entry. It keeps the name
+// as a pointer and a length (so that the slot also has room for 32 bits of
+// the name's hash, which find its place and spare reading names that
+// cannot match): 24 bytes for a pointer entry. A slot whose name is nil is
+// empty; names are never empty.
+type slot[E any] struct {
+	name *byte
+	size uint32
+	hash uint32
+	e    E
+}
+
+func (sl *slot[E]) key() string { return unsafe.String(sl.name, sl.size) }
+
+// nameSeed seeds nameHash. It only places names in the tables of javaSets,
+// which nothing observable depends on.
+var nameSeed = maphash.MakeSeed()
+
+func nameHash(name string) uint32 { return uint32(maphash.String(nameSeed, name)) }
 
 // setEntry is what a javaSet maps a name to: something that knows its
 // place in the set, and that placed returns carrying a new place (a copy
@@ -109,40 +137,123 @@ const (
 	ephemeralsInitBits = 4 // DataTree's ephemerals: new HashSet<>()
 )
 
-func (s *javaSet[E]) len() int { return len(s.m) }
+func (s *javaSet[E]) len() int { return s.n }
 
 func (s *javaSet[E]) has(name string) bool {
-	_, ok := s.m[name]
+	_, ok := s.lookup(name)
 	return ok
 }
 
 // get returns the entry of name, or the zero entry.
-func (s *javaSet[E]) get(name string) E { return s.m[name] }
+func (s *javaSet[E]) get(name string) E {
+	if i, ok := s.lookup(name); ok {
+		return s.slots[i].e
+	}
+	var zero E
+	return zero
+}
+
+// lookup returns the slot of name.
+func (s *javaSet[E]) lookup(name string) (int, bool) {
+	if s.n == 0 {
+		return 0, false
+	}
+	h := nameHash(name)
+	mask := len(s.slots) - 1
+	for i := int(h) & mask; ; i = (i + 1) & mask {
+		sl := &s.slots[i]
+		if sl.name == nil {
+			return 0, false
+		}
+		if sl.hash == h && sl.key() == name {
+			return i, true
+		}
+	}
+}
+
+// all yields every name and entry, in the table's order (not Java's).
+func (s *javaSet[E]) all(yield func(string, E) bool) {
+	for i := range s.slots {
+		if sl := &s.slots[i]; sl.name != nil && !yield(sl.key(), sl.e) {
+			return
+		}
+	}
+}
+
+// store puts name, which is not in the set, into the table, growing it
+// past seven eighths full.
+func (s *javaSet[E]) store(name string, e E) {
+	if name == "" {
+		panic("tree: empty name in a set")
+	}
+	if (s.n+1)*8 > len(s.slots)*7 {
+		s.grow(max(8, 2*len(s.slots)))
+	}
+	s.insertSlot(slot[E]{name: unsafe.StringData(name), size: uint32(len(name)), hash: nameHash(name), e: e})
+	s.n++
+}
+
+func (s *javaSet[E]) insertSlot(sl slot[E]) {
+	mask := len(s.slots) - 1
+	i := int(sl.hash) & mask
+	for s.slots[i].name != nil {
+		i = (i + 1) & mask
+	}
+	s.slots[i] = sl
+}
+
+// grow moves the names to a table of size slots.
+func (s *javaSet[E]) grow(size int) {
+	old := s.slots
+	s.slots = make([]slot[E], size)
+	for _, sl := range old {
+		if sl.name != nil {
+			s.insertSlot(sl)
+		}
+	}
+}
+
+// unstore empties slot i, moving later slots of its probe run back (no
+// tombstones), and lets an emptied table go.
+func (s *javaSet[E]) unstore(i int) {
+	if s.n--; s.n == 0 {
+		s.slots = nil
+		return
+	}
+	mask := len(s.slots) - 1
+	for j := (i + 1) & mask; s.slots[j].name != nil; j = (j + 1) & mask {
+		home := int(s.slots[j].hash) & mask
+		// The slot at j may fill the hole at i unless its home lies
+		// cyclically in (i, j].
+		if (j-home)&mask >= (j-i)&mask {
+			s.slots[i], i = s.slots[j], j
+		}
+	}
+	s.slots[i] = slot[E]{}
+}
 
 // add inserts name at the end of the insertion order.
 func (s *javaSet[E]) add(name string, e E) {
-	if _, ok := s.m[name]; ok {
+	if s.has(name) {
 		return
 	}
 	s.put(name, e, s.next)
 	s.next++
 }
 
-// put inserts name with a given sequence (undo and restore use it).
+// put inserts name, which is not in the set, with a given sequence (undo
+// uses it).
 func (s *javaSet[E]) put(name string, e E, seq uint32) {
-	if s.m == nil {
-		s.m = make(map[string]E)
-	}
 	if s.bits == 0 {
 		s.bits = s.init
 	}
 	bits := s.bits
 	hash := JavaHash(name)
-	s.m[name] = e.placed(seq, hash)
+	s.store(name, e.placed(seq, hash))
 	if s.bits < 6 && s.binCount(hash) > 8 {
 		s.bits++
 	}
-	for len(s.m) > 3<<s.bits/4 {
+	for s.n > 3<<s.bits/4 {
 		s.bits++
 	}
 	c := s.order.Load()
@@ -156,7 +267,7 @@ func (s *javaSet[E]) put(name string, e E, seq uint32) {
 
 // cmpKey orders a member's name against a place in the order.
 func (s *javaSet[E]) cmpKey(name string, k orderKey) int {
-	seq, hash := s.m[name].place()
+	seq, hash := s.get(name).place()
 	return orderKey{bin: javaBin(hash, s.bits), seq: seq}.cmp(k)
 }
 
@@ -164,7 +275,7 @@ func (s *javaSet[E]) cmpKey(name string, k orderKey) int {
 func (s *javaSet[E]) binCount(hash int32) int {
 	bin := javaBin(hash, s.bits)
 	n := 0
-	for _, e := range s.m {
+	for _, e := range s.all {
 		if _, h := e.place(); javaBin(h, s.bits) == bin {
 			n++
 		}
@@ -173,39 +284,41 @@ func (s *javaSet[E]) binCount(hash int32) int {
 }
 
 // restoreMember inserts a name with its recorded sequence into a set whose
-// table size was restored with it: no resizing, and a map sized for the
-// table's capacity (three quarters of it, as Java's load factor) at the
-// first name.
+// Java table size was restored with it: no resizing, and a table sized for
+// that table's capacity (three quarters of it, as Java's load factor) at
+// the first name.
 func (s *javaSet[E]) restoreMember(name string, e E, seq uint32) {
-	if s.m == nil {
-		s.m = make(map[string]E, min(3<<s.bits/4, int(s.next)))
+	if s.slots == nil {
+		size := 8
+		for size*7 < (min(3<<s.bits/4, int(s.next))+1)*8 {
+			size *= 2
+		}
+		s.slots = make([]slot[E], size)
 	}
-	s.m[name] = e.placed(seq, JavaHash(name))
+	s.store(name, e.placed(seq, JavaHash(name)))
 }
 
 // seqOf returns a member's insertion sequence.
 func (s *javaSet[E]) seqOf(name string) uint32 {
-	seq, _ := s.m[name].place()
+	seq, _ := s.get(name).place()
 	return seq
 }
 
-// remove takes name out of the set. An emptied set lets its map go (Go's
-// maps never shrink); its table size and sequence stay, as Java's do.
+// remove takes name out of the set. An emptied set lets its table go; its
+// Java table size and sequence stay, as Java's do.
 func (s *javaSet[E]) remove(name string) {
-	e, ok := s.m[name]
+	slot, ok := s.lookup(name)
 	if !ok {
 		return
 	}
+	e := s.slots[slot].e
 	c := s.order.Load()
 	i, found := -1, false
 	if c != nil && len(c.names) <= maxIncremental {
 		seq, hash := e.place()
 		i, found = slices.BinarySearchFunc(c.names, orderKey{bin: javaBin(hash, s.bits), seq: seq}, s.cmpKey)
 	}
-	delete(s.m, name)
-	if len(s.m) == 0 {
-		s.m = nil
-	}
+	s.unstore(slot)
 	if !found || c.names[i] != name {
 		s.dropOrder(c) // too large to update, or none cached
 		return
@@ -230,7 +343,7 @@ func (s *javaSet[E]) dropOrder(c *orderCache) {
 // ordered returns the members in Java's iteration order. The slice is
 // cached until the set changes: callers must not modify it.
 func (s *javaSet[E]) ordered() []string {
-	if len(s.m) == 0 {
+	if s.n == 0 {
 		return []string{}
 	}
 	if c := s.order.Load(); c != nil {
@@ -279,8 +392,8 @@ func maxBinCount(items []binned, bits uint8) int {
 }
 
 func (s *javaSet[E]) binned(bits uint8) []binned {
-	items := make([]binned, 0, len(s.m))
-	for name, e := range s.m {
+	items := make([]binned, 0, s.n)
+	for name, e := range s.all {
 		seq, hash := e.place()
 		items = append(items, binned{name: name, bin: javaBin(hash, bits), seq: seq, hash: hash})
 	}

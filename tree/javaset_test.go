@@ -102,3 +102,36 @@ func TestJavaSet_CachedOrderFollowsChanges(t *testing.T) {
 		}
 	}
 }
+
+// TestJavaSet_TableFollowsAModel adds and removes names at random, growing
+// and emptying the set's table, and checks after each step that every name
+// is found exactly when a plain map holds it and that iterating the table
+// yields the map's names.
+func TestJavaSet_TableFollowsAModel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	set := javaSet[*node]{init: childrenInitBits}
+	model := map[string]*node{}
+	for step := range 20000 {
+		name := fmt.Sprintf("n%d", rng.IntN(200+step/20))
+		if n := model[name]; n != nil && rng.IntN(3) > 0 || step%5000 > 4000 && n != nil {
+			set.remove(name)
+			delete(model, name)
+		} else if n == nil {
+			n = &node{}
+			set.add(name, n)
+			model[name] = n
+		}
+		require.Equal(t, len(model), set.len(), "step %d", step)
+		if step%97 == 0 {
+			got := map[string]*node{}
+			for name, n := range set.all {
+				got[name] = n
+			}
+			require.Equal(t, model, got, "step %d", step)
+			for i := range 1200 {
+				probe := fmt.Sprintf("n%d", i)
+				require.Same(t, model[probe], set.get(probe), "step %d: %s", step, probe)
+			}
+		}
+	}
+}

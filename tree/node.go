@@ -66,7 +66,7 @@ func (n *node) child(name string) *node {
 	if n.kids == nil {
 		return nil
 	}
-	return n.kids.set.m[name]
+	return n.kids.set.get(name)
 }
 
 // numChildren returns how many children the node has.

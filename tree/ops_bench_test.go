@@ -30,6 +30,19 @@ func BenchmarkOps(b *testing.B) {
 			}
 		}
 	})
+	// GetDependent makes each Get wait for the one before (its path depends
+	// on the node read), as a server's requests, far apart, do: Get alone
+	// lets the processor overlap one lookup's cache misses with the next's.
+	b.Run("GetDependent", func(b *testing.B) {
+		j := 0
+		for i := range b.N {
+			_, st, code := t.Get(paths[(i+j)&(len(paths)-1)], open)
+			if code != wire.CodeOK {
+				b.Fatal(code)
+			}
+			j += int(st.Version) // 0, but known only once the node is read
+		}
+	})
 	b.Run("Exists", func(b *testing.B) {
 		for i := range b.N {
 			if _, code := t.Exists(paths[i&(len(paths)-1)]); code != wire.CodeOK {

@@ -77,7 +77,7 @@ func (t *Tree) eachRecord(fn func(path []byte, r *record)) {
 		if len(path) > 1 {
 			base = append(path, '/')
 		}
-		for name, child := range n.kids.set.m {
+		for name, child := range n.kids.set.all {
 			visit(append(base, name...), name, self, child)
 		}
 	}

@@ -241,7 +241,7 @@ func countDescendants(n *node) int {
 		return 0
 	}
 	total := 0
-	for _, child := range n.kids.set.m {
+	for _, child := range n.kids.set.all {
 		total += 1 + countDescendants(child)
 	}
 	return total
