@@ -3,6 +3,7 @@ package tree
 import (
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // Check verifies the tree's invariants and returns every violation found:
@@ -19,8 +20,15 @@ func (t *Tree) Check() error {
 	}
 	var size int64
 	count, reapable, ephemerals := 0, 0, 0
+	aclRefs := make([]int, len(t.acls.refs))
+	aclRefs[openACL] = 1 // held for good
 	t.walk(func(p string, n *node) {
 		count++
+		if int(n.acl) >= len(aclRefs) || t.acls.lists[n.acl] == nil {
+			bad("%s: ACL index %d holds no list", p, n.acl)
+		} else {
+			aclRefs[n.acl]++
+		}
 		size += int64(len(p) + len(n.data))
 		if n.kids != nil {
 			checkKids(p, n.kids, bad)
@@ -28,8 +36,8 @@ func (t *Tree) Check() error {
 		switch n.kind {
 		case KindEphemeral:
 			ephemerals++
-			if set := t.ephemerals[n.owner]; set == nil || !set.has(p) {
-				bad("%s: ephemeral not indexed under session %#x", p, n.owner)
+			if set := t.ephemerals[n.owner()]; set == nil || !set.has(p) {
+				bad("%s: ephemeral not indexed under session %#x", p, n.owner())
 			}
 			if n.numChildren() > 0 {
 				bad("%s: ephemeral has children", p)
@@ -43,6 +51,9 @@ func (t *Tree) Check() error {
 	})
 	if count != t.count {
 		bad("node count %d, counted %d", t.count, count)
+	}
+	if !slices.Equal(aclRefs, t.acls.refs) {
+		bad("ACL lists referred to %v times, counted %v", t.acls.refs, aclRefs)
 	}
 	if size != t.dataSize {
 		bad("data size %d, counted %d", t.dataSize, size)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -139,10 +140,10 @@ func TestNode_VisibleCversion(t *testing.T) {
 
 func TestNode_StatHidesNonEphemeralOwner(t *testing.T) {
 	for _, k := range []Kind{KindPersistent, KindContainer, KindTTL} {
-		n := &node{kind: k, owner: 99, ttl: 5}
+		n := &node{kind: k, ownerTTL: 99}
 		assert.Zero(t, n.stat().EphemeralOwner, "kind %d", k)
 	}
-	assert.Equal(t, int64(99), (&node{kind: KindEphemeral, owner: 99}).stat().EphemeralOwner)
+	assert.Equal(t, int64(99), (&node{kind: KindEphemeral, ownerTTL: 99}).stat().EphemeralOwner)
 }
 
 // TestTree_CreateNodeExistsBeforeEphemeralParent checks the order of two
@@ -152,7 +153,7 @@ func TestTree_CreateNodeExistsBeforeEphemeralParent(t *testing.T) {
 	tr := newTestTree(t)
 	mustCreateNode(t, tr, 1, "/e", wire.FlagEphemeral)
 	e := tr.lookup("/e")
-	tr.link(e, "x", &node{data: []byte{}, acl: wire.OpenACLUnsafe})
+	tr.link(e, "x", &node{data: []byte{}})
 	tr.count++
 	tr.dataSize += int64(len("/e/x"))
 	t.Cleanup(func() {
@@ -190,6 +191,7 @@ func TestTree_CheckReportsViolations(t *testing.T) {
 		}},
 		{name: "reapable index", corrupt: func(tr *Tree) { tr.reapable["/p"] = struct{}{} }},
 		{name: "no root", corrupt: func(tr *Tree) { tr.root = nil }},
+		{name: "ACL references", corrupt: func(tr *Tree) { tr.acls.refs[openACL]++ }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -233,7 +235,7 @@ type pathRecord struct {
 func encodeSnapshot(t testing.TB, records []pathRecord) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	_, err := writeSnapshot(&buf, len(records), func(fn func([]byte, *record) error) error {
+	_, err := writeSnapshot(&buf, len(records), [][]wire.ACL{wire.OpenACLUnsafe}, func(fn func([]byte, *record) error) error {
 		for i := range records {
 			if err := fn([]byte(records[i].path), &records[i].r); err != nil {
 				return err
@@ -246,8 +248,8 @@ func encodeSnapshot(t testing.TB, records []pathRecord) []byte {
 }
 
 func TestRestore_RejectsInconsistentSnapshot(t *testing.T) {
-	root := pathRecord{path: "/", r: record{n: node{data: []byte{}, acl: wire.OpenACLUnsafe}}}
-	leaf := func(p string) pathRecord { return pathRecord{path: p, r: record{n: node{acl: wire.OpenACLUnsafe}}} }
+	root := pathRecord{path: "/", r: record{n: node{data: []byte{}, acl: openACL}}}
+	leaf := func(p string) pathRecord { return pathRecord{path: p, r: record{n: node{acl: openACL}}} }
 	tests := []struct {
 		name    string
 		records []pathRecord
@@ -295,4 +297,49 @@ func TestRestore_RejectsInconsistentSnapshot(t *testing.T) {
 	require.NoError(t, err)
 	assert.NoError(t, got.Check())
 	assert.Equal(t, 3, got.Len())
+}
+
+// TestTree_ACLsInternedAndReleased follows the ACL table through creates,
+// setACL, deletes and a failed multi whose rollback needs a list back after
+// its index went to another.
+func TestTree_ACLsInternedAndReleased(t *testing.T) {
+	tr := newTestTree(t)
+	acl := func(id string) []wire.ACL {
+		return []wire.ACL{{Perms: wire.PermAll, ID: wire.Id{Scheme: SchemeDigest, ID: id + ":x"}}}
+	}
+	create := func(zxid int64, path string, a []wire.ACL) wire.Code {
+		_, _, code := tr.Create(newTestCtx(zxid), CreateArgs{Op: wire.OpCreate, Path: path, ACL: a, TTL: -1})
+		return code
+	}
+	super := &Context{Zxid: 4, Auth: []wire.Id{{Scheme: SchemeSuper}}}
+	require.Equal(t, wire.CodeOK, create(1, "/a", acl("l")))
+	require.Equal(t, wire.CodeOK, create(2, "/b", acl("l")))
+	l := tr.lookup("/a").acl
+	require.Equal(t, l, tr.lookup("/b").acl, "one list for both")
+	assert.Equal(t, 2, tr.acls.refs[l])
+
+	_, code := tr.SetACL(super, "/a", acl("m"), -1)
+	require.Equal(t, wire.CodeOK, code)
+	m := tr.lookup("/a").acl
+	assert.Equal(t, []int{1, 1}, []int{tr.acls.refs[l], tr.acls.refs[m]})
+	super.Zxid++
+	require.Equal(t, wire.CodeOK, tr.Delete(super, "/b", -1))
+	assert.Nil(t, tr.acls.lists[l], "no node refers to it")
+
+	results := tr.Multi(super, []wire.MultiOp{
+		{Req: &wire.DeleteRequest{Path: "/a", Version: -1}},
+		{Req: &wire.CreateRequest{Path: "/c", ACL: acl("n")}},
+		{Req: &wire.CheckVersionRequest{Path: "/c", Version: 5}},
+	})
+	require.Equal(t, wire.CodeBadVersion, results[2].Err)
+	got, _, code := tr.ACL("/a", super.Auth)
+	require.Equal(t, wire.CodeOK, code)
+	assert.Equal(t, acl("m"), got, "the rollback gives /a its list back")
+	assert.Nil(t, tr.lookup("/c"))
+}
+
+// TestNode_FitsItsSizeClass guards the layout: a node of more than 96
+// bytes would cost 112 (Go's next size class) for every znode.
+func TestNode_FitsItsSizeClass(t *testing.T) {
+	assert.LessOrEqual(t, unsafe.Sizeof(node{}), uintptr(96))
 }

@@ -24,22 +24,42 @@ const MaxTTL = 0x000000FFFFFFFFFF
 // node is one znode. Its data slice is never modified in place (setData
 // replaces it), so snapshots may share it. A node does not hold its name
 // or path: its parent's child set maps the name to it.
+//
+// Its fields are ordered to fill 93 bytes, which the allocator rounds to
+// 96: a field more would cost 16 bytes a node.
 type node struct {
 	data  []byte
-	acl   []wire.ACL
 	kids  *kids // nil while the node has never had a child
 	czxid int64
 	mzxid int64
 	ctime int64
 	mtime int64
-	ttl   int64 // KindTTL only, milliseconds
-	owner int64 // KindEphemeral only: the owning session
+	// ownerTTL is the owning session of an ephemeral, the TTL (ms) of a
+	// TTL node, and 0 for other kinds (see owner and ttl).
+	ownerTTL int64
+	acl      uint32 // the index of the node's ACL list in its tree's aclTable
 	// seq and hash are the node's place in its parent's child set.
 	seq      uint32
 	hash     int32
 	version  int32
 	aversion int32
 	kind     Kind
+}
+
+// owner returns the owning session of an ephemeral node, and 0 for others.
+func (n *node) owner() int64 {
+	if n.kind != KindEphemeral {
+		return 0
+	}
+	return n.ownerTTL
+}
+
+// ttl returns the TTL (ms) of a TTL node, and 0 for others.
+func (n *node) ttl() int64 {
+	if n.kind != KindTTL {
+		return 0
+	}
+	return n.ownerTTL
 }
 
 // kids is what only a node that has had children needs: the child set,
@@ -102,10 +122,6 @@ func (n *node) parentKids() *kids {
 // stat returns the node's Stat as clients see it.
 func (n *node) stat() wire.Stat {
 	nc := int32(n.numChildren())
-	var owner int64
-	if n.kind == KindEphemeral {
-		owner = n.owner
-	}
 	return wire.Stat{
 		Czxid:          n.czxid,
 		Mzxid:          n.mzxid,
@@ -114,7 +130,7 @@ func (n *node) stat() wire.Stat {
 		Version:        n.version,
 		Cversion:       2*n.childCreates() - nc,
 		Aversion:       n.aversion,
-		EphemeralOwner: owner,
+		EphemeralOwner: n.owner(),
 		DataLength:     int32(len(n.data)),
 		NumChildren:    nc,
 		Pzxid:          n.pzxid(),

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/zkraft/zkraft/wire"
@@ -28,7 +29,8 @@ const (
 // copied, data slices and names shared, since they are never modified in
 // place) and written out later by WriteTo, while the tree goes on changing.
 type Snapshot struct {
-	records []record // parents before their children
+	records []record     // parents before their children
+	acls    [][]wire.ACL // the tree's ACL lists, by the index nodes hold
 }
 
 // record is one node as a snapshot holds it. Besides the node, it keeps the
@@ -54,7 +56,7 @@ type setState struct {
 
 // Snapshot captures the tree's current state.
 func (t *Tree) Snapshot() *Snapshot {
-	s := &Snapshot{records: make([]record, 0, t.count)}
+	s := &Snapshot{records: make([]record, 0, t.count), acls: slices.Clone(t.acls.lists)}
 	t.eachRecord(func(_ []byte, r *record) { s.records = append(s.records, *r) })
 	return s
 }
@@ -91,7 +93,7 @@ func (t *Tree) record(path []byte, n *node) record {
 		r.kids = setState{n.kids.set.next, n.kids.set.bits}
 	}
 	if n.kind == KindEphemeral {
-		set := t.ephemerals[n.owner]
+		set := t.ephemerals[n.owner()]
 		r.eph, r.ephSeq = setState{set.next, set.bits}, set.seqOf(string(path))
 	}
 	return r
@@ -103,7 +105,7 @@ func (s *Snapshot) Len() int { return len(s.records) }
 // WriteTo writes the snapshot: a header, the node count, then one
 // length-prefixed record per node, with its path.
 func (s *Snapshot) WriteTo(w io.Writer) (int64, error) {
-	return writeSnapshot(w, len(s.records), s.each)
+	return writeSnapshot(w, len(s.records), s.acls, s.each)
 }
 
 // each calls fn with every record and its path, which it builds from the
@@ -139,8 +141,8 @@ func (s *Snapshot) each(fn func(path []byte, r *record) error) error {
 }
 
 // writeSnapshot writes a snapshot stream of count records, which each
-// hands to its function.
-func writeSnapshot(w io.Writer, count int, each func(func(path []byte, r *record) error) error) (int64, error) {
+// hands to its function; acls holds their ACL lists.
+func writeSnapshot(w io.Writer, count int, acls [][]wire.ACL, each func(func(path []byte, r *record) error) error) (int64, error) {
 	bw := bufio.NewWriterSize(w, 256<<10)
 	cw := &countingWriter{w: bw}
 	hdr := append([]byte(snapshotMagic), snapshotVersion)
@@ -152,7 +154,7 @@ func writeSnapshot(w io.Writer, count int, each func(func(path []byte, r *record
 	err := each(func(path []byte, r *record) error {
 		var start int
 		buf, start = wire.StartFrame(buf[:0])
-		buf = appendRecord(buf, path, r)
+		buf = appendRecord(buf, path, acls[r.n.acl], r)
 		buf = wire.EndFrame(buf, start)
 		_, err := cw.Write(buf)
 		return err
@@ -174,12 +176,12 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-func appendRecord(b []byte, path []byte, r *record) []byte {
+func appendRecord(b []byte, path []byte, acl []wire.ACL, r *record) []byte {
 	n := &r.n
 	b = wire.AppendBuffer(b, path) // as a string: never null
 	b = wire.AppendBuffer(b, n.data)
-	b = wire.AppendACLs(b, n.acl)
-	for _, v := range []int64{n.czxid, n.mzxid, r.pzxid, n.ctime, n.mtime, n.ttl, n.owner} {
+	b = wire.AppendACLs(b, acl)
+	for _, v := range []int64{n.czxid, n.mzxid, r.pzxid, n.ctime, n.mtime, n.ttl(), n.owner()} {
 		b = wire.AppendLong(b, v)
 	}
 	for _, v := range []int32{n.version, r.creates, n.aversion} {
@@ -192,14 +194,16 @@ func appendRecord(b []byte, path []byte, r *record) []byte {
 	return b
 }
 
-func decodeRecord(src []byte) (string, record, error) {
+// decodeRecord decodes a record, its path and its ACL list.
+func decodeRecord(src []byte) (string, []wire.ACL, record, error) {
 	d := wire.NewDecoder(src)
 	var r record
 	n := &r.n
 	path := d.String()
 	n.data = d.Buffer()
-	n.acl = d.ACLs()
-	for _, v := range []*int64{&n.czxid, &n.mzxid, &r.pzxid, &n.ctime, &n.mtime, &n.ttl, &n.owner} {
+	acl := d.ACLs()
+	var ttl, owner int64
+	for _, v := range []*int64{&n.czxid, &n.mzxid, &r.pzxid, &n.ctime, &n.mtime, &ttl, &owner} {
 		*v = d.Long()
 	}
 	for _, v := range []*int32{&n.version, &r.creates, &n.aversion} {
@@ -212,15 +216,18 @@ func decodeRecord(src []byte) (string, record, error) {
 	r.ephSeq, r.eph.next = uint32(d.Int()), uint32(d.Int())
 	r.eph.bits = uint8(d.Int())
 	if err := d.Err(); err != nil {
-		return path, r, err
+		return path, acl, r, err
 	}
 	if d.Remaining() != 0 || kind < 0 || kind > int32(KindTTL) || !ValidPath(path) {
-		return path, r, ErrBadSnapshot
+		return path, acl, r, ErrBadSnapshot
 	}
-	if len(n.acl) == 1 && n.acl[0] == wire.OpenACLUnsafe[0] {
-		n.acl = wire.OpenACLUnsafe
+	switch n.kind {
+	case KindEphemeral:
+		n.ownerTTL = owner
+	case KindTTL:
+		n.ownerTTL = ttl
 	}
-	return path, r, nil
+	return path, acl, r, nil
 }
 
 // Restore reads a snapshot written by WriteTo, which must be the rest of
@@ -241,6 +248,7 @@ func Restore(r io.Reader) (*Tree, error) {
 	t := &Tree{
 		ephemerals: make(map[int64]*javaSet[member]),
 		reapable:   make(map[string]struct{}),
+		acls:       newACLTable(),
 	}
 	// byPath finds each restored node's parent; it is dropped once the
 	// tree is linked.
@@ -252,11 +260,12 @@ func Restore(r io.Reader) (*Tree, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: node %d: %w", ErrBadSnapshot, i, err)
 		}
-		path, rec, err := decodeRecord(frame)
+		path, acl, rec, err := decodeRecord(frame)
 		if err != nil {
 			return nil, fmt.Errorf("%w: node %d: %w", ErrBadSnapshot, i, err)
 		}
 		n := restoredNode(&rec)
+		n.acl = t.acls.ref(acl)
 		byPath[path] = n
 		if t.count++; len(byPath) != t.count {
 			return nil, fmt.Errorf("%w: duplicate node %s", ErrBadSnapshot, path)
@@ -307,7 +316,7 @@ func (t *Tree) restoreIndex(path string, rec *record, n *node) {
 		t.index(path, n)
 		return
 	}
-	set := t.sessionSet(n.owner)
+	set := t.sessionSet(n.owner())
 	set.put(path, member{}, rec.ephSeq)
 	set.next, set.bits = rec.eph.next, rec.eph.bits
 }
@@ -348,7 +357,7 @@ func (t *Tree) Digest() uint64 {
 		if string(path) == ConfigPath {
 			return
 		}
-		buf = appendRecord(buf[:0], path, r)
+		buf = appendRecord(buf[:0], path, t.acls.get(r.n.acl), r)
 		h := fnv.New64a()
 		h.Write(buf)
 		sum += h.Sum64()

@@ -15,6 +15,7 @@ type Tree struct {
 	// ephemerals indexes each session's ephemeral nodes, in ZooKeeper's
 	// order; a session's set lives, even empty, until the session closes.
 	ephemerals map[int64]*javaSet[member]
+	acls       aclTable // the nodes' ACL lists
 	// reapable holds every container and TTL node, the candidates of Reapable.
 	reapable map[string]struct{}
 	// dataSize is the sum of path and data lengths of all nodes, as
@@ -32,6 +33,7 @@ func New() *Tree {
 	t := &Tree{
 		ephemerals: make(map[int64]*javaSet[member]),
 		reapable:   make(map[string]struct{}),
+		acls:       newACLTable(),
 	}
 	t.addSystemNode("/", wire.OpenACLUnsafe, 0)
 	t.addSystemNode("/zookeeper", wire.OpenACLUnsafe, 0)
@@ -63,7 +65,7 @@ func (t *Tree) Reconfigure(c *Context, data []byte) wire.Stat {
 	t.dataSize += int64(len(data) - len(n.data))
 	n.data, n.version = data, -1
 	n.mzxid, n.mtime = c.Zxid, c.Time
-	c.fire(ConfigPath, wire.EventNodeDataChanged, n.acl)
+	c.fire(ConfigPath, wire.EventNodeDataChanged, t.acls.get(n.acl))
 	return n.stat()
 }
 
@@ -71,7 +73,7 @@ func (t *Tree) Reconfigure(c *Context, data []byte) wire.Stat {
 // identities ids one of the permissions in perm.
 func (t *Tree) Allowed(path string, perm int32, ids []wire.Id) bool {
 	n := t.lookup(path)
-	return n != nil && CheckACL(n.acl, perm, ids)
+	return n != nil && CheckACL(t.acls.get(n.acl), perm, ids)
 }
 
 // ConfigZxid returns the mzxid of /zookeeper/config: 0 unless a reconfig
@@ -79,7 +81,7 @@ func (t *Tree) Allowed(path string, perm int32, ids []wire.Id) bool {
 func (t *Tree) ConfigZxid() int64 { return t.lookup(ConfigPath).mzxid }
 
 func (t *Tree) addSystemNode(p string, acl []wire.ACL, aversion int32) {
-	n := &node{data: []byte{}, acl: acl, aversion: aversion}
+	n := &node{data: []byte{}, acl: t.acls.ref(acl), aversion: aversion}
 	t.count++
 	t.dataSize += int64(len(p))
 	if p == "/" {
@@ -158,7 +160,7 @@ func (t *Tree) Get(path string, ids []wire.Id) ([]byte, wire.Stat, wire.Code) {
 	if n == nil {
 		return nil, wire.Stat{}, wire.CodeNoNode
 	}
-	if !CheckACL(n.acl, wire.PermRead, ids) {
+	if !CheckACL(t.acls.get(n.acl), wire.PermRead, ids) {
 		return nil, wire.Stat{}, wire.CodeNoAuth
 	}
 	return n.data, n.stat(), wire.CodeOK
@@ -171,7 +173,7 @@ func (t *Tree) Children(path string, ids []wire.Id) ([]string, wire.Stat, wire.C
 	if n == nil {
 		return nil, wire.Stat{}, wire.CodeNoNode
 	}
-	if !CheckACL(n.acl, wire.PermRead, ids) {
+	if !CheckACL(t.acls.get(n.acl), wire.PermRead, ids) {
 		return nil, wire.Stat{}, wire.CodeNoAuth
 	}
 	if n.kids == nil {
@@ -200,14 +202,15 @@ func (t *Tree) ACL(path string, ids []wire.Id) ([]wire.ACL, wire.Stat, wire.Code
 	if n == nil {
 		return nil, wire.Stat{}, wire.CodeNoNode
 	}
-	if !CheckACL(n.acl, wire.PermRead|wire.PermAdmin, ids) {
+	if !CheckACL(t.acls.get(n.acl), wire.PermRead|wire.PermAdmin, ids) {
 		return nil, wire.Stat{}, wire.CodeNoAuth
 	}
-	if CheckACL(n.acl, wire.PermAdmin, ids) {
-		return n.acl, n.stat(), wire.CodeOK
+	acl := t.acls.get(n.acl)
+	if CheckACL(acl, wire.PermAdmin, ids) {
+		return acl, n.stat(), wire.CodeOK
 	}
-	masked := make([]wire.ACL, len(n.acl))
-	for i, a := range n.acl {
+	masked := make([]wire.ACL, len(acl))
+	for i, a := range acl {
 		masked[i] = a
 		if a.ID.Scheme == SchemeDigest {
 			user, _, _ := strings.Cut(a.ID.ID, ":")
@@ -224,7 +227,7 @@ func (t *Tree) AllChildrenNumber(path string, ids []wire.Id) (int32, wire.Code) 
 	if n == nil {
 		return 0, wire.CodeNoNode
 	}
-	if !CheckACL(n.acl, wire.PermRead, ids) {
+	if !CheckACL(t.acls.get(n.acl), wire.PermRead, ids) {
 		return 0, wire.CodeNoAuth
 	}
 	switch path {
@@ -279,5 +282,5 @@ func (t *Tree) KindOf(path string) (kind Kind, ttl int64, ok bool) {
 	if n == nil {
 		return 0, 0, false
 	}
-	return n.kind, n.ttl, true
+	return n.kind, n.ttl(), true
 }

@@ -123,7 +123,7 @@ func (t *Tree) Create(c *Context, a CreateArgs) (string, wire.Stat, wire.Code) {
 	if parent == nil {
 		return "", wire.Stat{}, wire.CodeNoNode
 	}
-	if !CheckACL(parent.acl, wire.PermCreate, c.Auth) {
+	if !CheckACL(t.acls.get(parent.acl), wire.PermCreate, c.Auth) {
 		return "", wire.Stat{}, wire.CodeNoAuth
 	}
 	path := a.Path
@@ -144,14 +144,14 @@ func (t *Tree) Create(c *Context, a CreateArgs) (string, wire.Stat, wire.Code) {
 		return "", wire.Stat{}, wire.CodeMarshallingError
 	}
 	n := &node{
-		data: a.Data, acl: acl, kind: m.kind,
+		data: a.Data, acl: t.acls.ref(acl), kind: m.kind,
 		czxid: c.Zxid, mzxid: c.Zxid, ctime: c.Time, mtime: c.Time,
 	}
 	switch m.kind {
 	case KindEphemeral:
-		n.owner = c.Session
+		n.ownerTTL = c.Session
 	case KindTTL:
-		n.ttl = a.TTL
+		n.ownerTTL = a.TTL
 	}
 	t.insert(c, path, parentPath, parent, n)
 	return path, n.stat(), wire.CodeOK
@@ -175,8 +175,8 @@ func (t *Tree) insert(c *Context, path, parentPath string, parent *node, n *node
 	k.pzxid = max(k.pzxid, c.Zxid)
 	t.index(path, n)
 	t.dataSize += int64(len(path) + len(n.data))
-	c.fire(path, wire.EventNodeCreated, n.acl)
-	c.fire(parentPath, wire.EventNodeChildrenChanged, parent.acl)
+	c.fire(path, wire.EventNodeCreated, t.acls.get(n.acl))
+	c.fire(parentPath, wire.EventNodeChildrenChanged, t.acls.get(parent.acl))
 }
 
 // undoInsert records how to take back an insert of n as name under parent.
@@ -187,13 +187,14 @@ func (t *Tree) undoInsert(path, name string, parent, n *node) {
 		old = kids{pzxid: oldKids.pzxid, creates: oldKids.creates}
 		old.set.next, old.set.bits = oldKids.set.next, oldKids.set.bits
 	}
-	eph, hadEph := t.ephemerals[n.owner], false
+	eph, hadEph := t.ephemerals[n.owner()], false
 	var oldEph setState
 	if n.kind == KindEphemeral && eph != nil {
 		hadEph, oldEph = true, setState{eph.next, eph.bits}
 	}
 	t.undo = append(t.undo, func() {
 		t.count--
+		t.acls.unref(n.acl)
 		parent.kids.set.remove(name)
 		if oldKids == nil {
 			parent.kids = nil // the kids this create made
@@ -204,7 +205,7 @@ func (t *Tree) undoInsert(path, name string, parent, n *node) {
 		}
 		t.unindex(path, n)
 		if n.kind == KindEphemeral && !hadEph {
-			delete(t.ephemerals, n.owner) // the set this create made
+			delete(t.ephemerals, n.owner()) // the set this create made
 		} else if hadEph {
 			eph.next, eph.bits = oldEph.next, oldEph.bits
 		}
@@ -216,7 +217,7 @@ func (t *Tree) undoInsert(path, name string, parent, n *node) {
 func (t *Tree) index(path string, n *node) {
 	switch n.kind {
 	case KindEphemeral:
-		t.sessionSet(n.owner).add(path, member{})
+		t.sessionSet(n.owner()).add(path, member{})
 	case KindContainer, KindTTL:
 		t.reapable[path] = struct{}{}
 	}
@@ -225,7 +226,7 @@ func (t *Tree) index(path string, n *node) {
 func (t *Tree) unindex(path string, n *node) {
 	switch n.kind {
 	case KindEphemeral:
-		if set := t.ephemerals[n.owner]; set != nil {
+		if set := t.ephemerals[n.owner()]; set != nil {
 			set.remove(path)
 		}
 	case KindContainer, KindTTL:
@@ -240,7 +241,7 @@ func (t *Tree) reindex(path string, n *node, ephSeq uint32) {
 		t.index(path, n)
 		return
 	}
-	t.sessionSet(n.owner).put(path, member{}, ephSeq)
+	t.sessionSet(n.owner()).put(path, member{}, ephSeq)
 }
 
 // sessionSet returns a session's ephemeral set, making it if needed.
@@ -265,7 +266,7 @@ func (t *Tree) Delete(c *Context, path string, version int32) wire.Code {
 	if parent == nil {
 		return wire.CodeNoNode
 	}
-	if !CheckACL(parent.acl, wire.PermDelete, c.Auth) {
+	if !CheckACL(t.acls.get(parent.acl), wire.PermDelete, c.Auth) {
 		return wire.CodeNoAuth
 	}
 	n := parent.child(name)
@@ -288,13 +289,15 @@ func (t *Tree) remove(c *Context, path, parentPath string, parent, n *node) {
 	name := baseName(path)
 	k := parent.kids
 	if t.undo != nil {
-		oldPzxid, oldSeq := k.pzxid, n.seq
+		oldPzxid, oldSeq, acl := k.pzxid, n.seq, t.acls.get(n.acl)
 		var ephSeq uint32
 		if n.kind == KindEphemeral {
-			ephSeq = t.ephemerals[n.owner].seqOf(path)
+			ephSeq = t.ephemerals[n.owner()].seqOf(path)
 		}
 		t.undo = append(t.undo, func() {
 			t.count++
+			n.acl = t.acls.ref(acl) // its index may have gone to another list
+
 			k.set.put(name, n, oldSeq)
 			k.pzxid = oldPzxid
 			t.reindex(path, n, ephSeq)
@@ -306,8 +309,9 @@ func (t *Tree) remove(c *Context, path, parentPath string, parent, n *node) {
 	k.pzxid = max(k.pzxid, c.Zxid)
 	t.unindex(path, n)
 	t.dataSize -= int64(len(path) + len(n.data))
-	c.fire(path, wire.EventNodeDeleted, n.acl)
-	c.fire(parentPath, wire.EventNodeChildrenChanged, parent.acl)
+	c.fire(path, wire.EventNodeDeleted, t.acls.get(n.acl))
+	c.fire(parentPath, wire.EventNodeChildrenChanged, t.acls.get(parent.acl))
+	t.acls.unref(n.acl)
 }
 
 // SetData replaces a node's data: path validity, existence, WRITE, version.
@@ -319,7 +323,7 @@ func (t *Tree) SetData(c *Context, path string, data []byte, version int32) (wir
 	if n == nil {
 		return wire.Stat{}, wire.CodeNoNode
 	}
-	if !CheckACL(n.acl, wire.PermWrite, c.Auth) {
+	if !CheckACL(t.acls.get(n.acl), wire.PermWrite, c.Auth) {
 		return wire.Stat{}, wire.CodeNoAuth
 	}
 	if !versionMatches(version, n.version) {
@@ -335,7 +339,7 @@ func (t *Tree) SetData(c *Context, path string, data []byte, version int32) (wir
 	t.dataSize += int64(len(data) - len(n.data))
 	n.data, n.version = data, nextVersion(n.version)
 	n.mzxid, n.mtime = c.Zxid, c.Time
-	c.fire(path, wire.EventNodeDataChanged, n.acl)
+	c.fire(path, wire.EventNodeDataChanged, t.acls.get(n.acl))
 	return n.stat(), wire.CodeOK
 }
 
@@ -353,17 +357,23 @@ func (t *Tree) SetACL(c *Context, path string, acl []wire.ACL, version int32) (w
 	if n == nil {
 		return wire.Stat{}, wire.CodeNoNode
 	}
-	if !CheckACL(n.acl, wire.PermAdmin, c.Auth) {
+	if !CheckACL(t.acls.get(n.acl), wire.PermAdmin, c.Auth) {
 		return wire.Stat{}, wire.CodeNoAuth
 	}
 	if !versionMatches(version, n.aversion) {
 		return wire.Stat{}, wire.CodeBadVersion
 	}
 	if t.undo != nil {
-		oldACL, oldVersion := n.acl, n.aversion
-		t.undo = append(t.undo, func() { n.acl, n.aversion = oldACL, oldVersion })
+		oldACL, oldVersion := t.acls.get(n.acl), n.aversion
+		t.undo = append(t.undo, func() {
+			undone := n.acl
+			n.acl, n.aversion = t.acls.ref(oldACL), oldVersion
+			t.acls.unref(undone)
+		})
 	}
-	n.acl, n.aversion = fixed, nextVersion(n.aversion)
+	old := n.acl
+	n.acl, n.aversion = t.acls.ref(fixed), nextVersion(n.aversion)
+	t.acls.unref(old)
 	return n.stat(), wire.CodeOK
 }
 
@@ -376,7 +386,7 @@ func (t *Tree) CheckVersion(c *Context, path string, version int32) wire.Code {
 	if n == nil {
 		return wire.CodeNoNode
 	}
-	if !CheckACL(n.acl, wire.PermRead, c.Auth) {
+	if !CheckACL(t.acls.get(n.acl), wire.PermRead, c.Auth) {
 		return wire.CodeNoAuth
 	}
 	if !versionMatches(version, n.version) {
@@ -441,7 +451,7 @@ func (t *Tree) Reapable(now int64, limit int) []string {
 		if n.numChildren() > 0 {
 			continue
 		}
-		if n.kind == KindContainer && n.childCreates() > 0 || n.kind == KindTTL && now-n.mtime > n.ttl {
+		if n.kind == KindContainer && n.childCreates() > 0 || n.kind == KindTTL && now-n.mtime > n.ttl() {
 			out = append(out, p)
 		}
 	}
