@@ -29,7 +29,7 @@ func (t *Tree) Check() error {
 		} else {
 			aclRefs[n.acl]++
 		}
-		size += int64(len(p) + len(n.data))
+		size += int64(len(p) + int(n.dataLen))
 		if n.kids != nil {
 			checkKids(p, n.kids, bad)
 		}
@@ -81,13 +81,26 @@ func checkKids(p string, k *kids, bad func(string, ...any)) {
 			bad("%s: child %q not found by its name", p, name)
 		case child.czxid > k.pzxid:
 			bad("%s: pzxid %#x below child %s czxid %#x", p, k.pzxid, name, child.czxid)
-		case child.hash != JavaHash(name):
-			bad("%s: child %s holds hash %d", p, name, child.hash)
 		}
+	}
+	if want := checkCounts(&k.set); want != k.set.counts {
+		bad("%s: bins hold %v, counted %v", p, k.set.counts, want)
 	}
 	if count != k.set.len() {
 		bad("%s: child set counts %d, holds %d", p, k.set.len(), count)
 	}
+}
+
+// checkCounts returns the counts of names in Java's bins that set should
+// hold.
+func checkCounts[E setEntry[E]](set *javaSet[E]) [32]uint8 {
+	var want [32]uint8
+	if set.bits < 6 {
+		for name := range set.all {
+			want[javaBin(JavaHash(name), set.bits)]++
+		}
+	}
+	return want
 }
 
 // walk calls fn for every node, parents before their children, with its

@@ -47,7 +47,7 @@ func javaBin(h int32, bits uint8) int {
 // see this order, and tests written against ZooKeeper often rely on it.
 //
 // Each name maps to an entry that carries its place: its insertion
-// sequence and Java hash. A node's children are its child nodes, which
+// sequence. (Its Java hash is computed from the name where needed.) A node's children are its child nodes, which
 // hold their own places; a session's ephemerals are members. Names are
 // found through a table of the set's own (see slots), not by Java's bins:
 // Java's hash is easily made to collide.
@@ -60,6 +60,9 @@ type javaSet[E setEntry[E]] struct {
 	next  uint32
 	bits  uint8 // log2 of Java's table size; 0 before the first add
 	init  uint8 // log2 of Java's initial capacity
+	// counts holds how many names each of Java's bins has while the table
+	// is under 64 bins, where a ninth name in one bin resizes it.
+	counts [32]uint8
 	// order caches ordered() until the table is resized; adds and removes
 	// update it (see maxIncremental). Readers fill it under the tree's
 	// read lock, so it is atomic; concurrent fills store equal lists. A
@@ -88,12 +91,12 @@ var nameSeed = maphash.MakeSeed()
 func nameHash(name string) uint32 { return uint32(maphash.String(nameSeed, name)) }
 
 // setEntry is what a javaSet maps a name to: something that knows its
-// place in the set, and that placed returns carrying a new place (a copy
-// for a value, the same entry for a pointer).
+// place in the set (its insertion sequence), and that placed returns
+// carrying a new place (a copy for a value, the same entry for a pointer).
 type setEntry[E any] interface {
 	comparable
-	place() (seq uint32, hash int32)
-	placed(seq uint32, hash int32) E
+	place() (seq uint32)
+	placed(seq uint32) E
 }
 
 // orderCache is a javaSet's iteration order. The slice is immutable once
@@ -123,14 +126,13 @@ func (k orderKey) cmp(o orderKey) int {
 const maxIncremental = 1024
 
 // member is a name's place in a set of names alone (a session's
-// ephemerals): its insertion sequence, and its Java hash, computed once.
+// ephemerals): its insertion sequence.
 type member struct {
-	seq  uint32
-	hash int32
+	seq uint32
 }
 
-func (m member) place() (uint32, int32)             { return m.seq, m.hash }
-func (member) placed(seq uint32, hash int32) member { return member{seq: seq, hash: hash} }
+func (m member) place() uint32          { return m.seq }
+func (member) placed(seq uint32) member { return member{seq: seq} }
 
 const (
 	childrenInitBits   = 3 // DataNode's children: new HashSet<>(8)
@@ -249,12 +251,18 @@ func (s *javaSet[E]) put(name string, e E, seq uint32) {
 	}
 	bits := s.bits
 	hash := JavaHash(name)
-	s.store(name, e.placed(seq, hash))
-	if s.bits < 6 && s.binCount(hash) > 8 {
-		s.bits++
+	s.store(name, e.placed(seq))
+	if s.bits < 6 {
+		bin := javaBin(hash, s.bits)
+		if s.counts[bin]++; s.counts[bin] > 8 {
+			s.bits++
+		}
 	}
 	for s.n > 3<<s.bits/4 {
 		s.bits++
+	}
+	if s.bits != bits {
+		s.recount()
 	}
 	c := s.order.Load()
 	if c == nil || s.bits != bits || len(c.names) >= maxIncremental {
@@ -267,20 +275,29 @@ func (s *javaSet[E]) put(name string, e E, seq uint32) {
 
 // cmpKey orders a member's name against a place in the order.
 func (s *javaSet[E]) cmpKey(name string, k orderKey) int {
-	seq, hash := s.get(name).place()
-	return orderKey{bin: javaBin(hash, s.bits), seq: seq}.cmp(k)
+	return orderKey{bin: javaBin(JavaHash(name), s.bits), seq: s.get(name).place()}.cmp(k)
 }
 
-// binCount counts the members in the bin of hash.
-func (s *javaSet[E]) binCount(hash int32) int {
-	bin := javaBin(hash, s.bits)
-	n := 0
-	for _, e := range s.all {
-		if _, h := e.place(); javaBin(h, s.bits) == bin {
-			n++
-		}
+// recount counts the names in each of Java's bins anew, after the table
+// size changed.
+func (s *javaSet[E]) recount() {
+	s.counts = [32]uint8{}
+	if s.bits >= 6 {
+		return
 	}
-	return n
+	for name := range s.all {
+		s.counts[javaBin(JavaHash(name), s.bits)]++
+	}
+}
+
+// setState sets the sequence and Java's table size, as undo and restore
+// found them.
+func (s *javaSet[E]) setState(next uint32, bits uint8) {
+	s.next = next
+	if s.bits != bits {
+		s.bits = bits
+		s.recount()
+	}
 }
 
 // restoreMember inserts a name with its recorded sequence into a set whose
@@ -295,14 +312,14 @@ func (s *javaSet[E]) restoreMember(name string, e E, seq uint32) {
 		}
 		s.slots = make([]slot[E], size)
 	}
-	s.store(name, e.placed(seq, JavaHash(name)))
+	s.store(name, e.placed(seq))
+	if s.bits < 6 {
+		s.counts[javaBin(JavaHash(name), s.bits)]++
+	}
 }
 
 // seqOf returns a member's insertion sequence.
-func (s *javaSet[E]) seqOf(name string) uint32 {
-	seq, _ := s.get(name).place()
-	return seq
-}
+func (s *javaSet[E]) seqOf(name string) uint32 { return s.get(name).place() }
 
 // remove takes name out of the set. An emptied set lets its table go; its
 // Java table size and sequence stay, as Java's do.
@@ -311,14 +328,16 @@ func (s *javaSet[E]) remove(name string) {
 	if !ok {
 		return
 	}
-	e := s.slots[slot].e
+	seq, hash := s.slots[slot].e.place(), JavaHash(name)
 	c := s.order.Load()
 	i, found := -1, false
 	if c != nil && len(c.names) <= maxIncremental {
-		seq, hash := e.place()
 		i, found = slices.BinarySearchFunc(c.names, orderKey{bin: javaBin(hash, s.bits), seq: seq}, s.cmpKey)
 	}
 	s.unstore(slot)
+	if s.bits < 6 {
+		s.counts[javaBin(hash, s.bits)]--
+	}
 	if !found || c.names[i] != name {
 		s.dropOrder(c) // too large to update, or none cached
 		return
@@ -394,8 +413,8 @@ func maxBinCount(items []binned, bits uint8) int {
 func (s *javaSet[E]) binned(bits uint8) []binned {
 	items := make([]binned, 0, s.n)
 	for name, e := range s.all {
-		seq, hash := e.place()
-		items = append(items, binned{name: name, bin: javaBin(hash, bits), seq: seq, hash: hash})
+		hash := JavaHash(name)
+		items = append(items, binned{name: name, bin: javaBin(hash, bits), seq: e.place(), hash: hash})
 	}
 	slices.SortFunc(items, func(a, b binned) int {
 		return orderKey{a.bin, a.seq}.cmp(orderKey{b.bin, b.seq})

@@ -94,6 +94,7 @@ func TestJavaSet_CachedOrderFollowsChanges(t *testing.T) {
 		default:
 			set.add(name, member{})
 		}
+		require.Equal(t, checkCounts(&set), set.counts, "bins at step %d", step)
 		if rng.IntN(3) == 0 {
 			got := set.ordered()
 			require.Equal(t, names(set.binned(set.bits)), got, "step %d", step)

@@ -2,6 +2,7 @@ package tree
 
 import (
 	"strconv"
+	"unsafe"
 
 	"github.com/zkraft/zkraft/wire"
 )
@@ -21,30 +22,37 @@ const (
 // MaxTTL is the largest TTL, in milliseconds, a TTL node may have.
 const MaxTTL = 0x000000FFFFFFFFFF
 
-// node is one znode. Its data slice is never modified in place (setData
+// node is one znode. Its data is never modified in place (setData
 // replaces it), so snapshots may share it. A node does not hold its name
 // or path: its parent's child set maps the name to it.
 //
-// Its fields are ordered to fill 93 bytes, which the allocator rounds to
-// 96: a field more would cost 16 bytes a node.
+// Its fields fill 77 bytes, which the allocator rounds to 80: a field more
+// would cost 16 bytes a node. So the data is held as a pointer and a
+// length (see data), not as a slice with its capacity.
 type node struct {
-	data  []byte
-	kids  *kids // nil while the node has never had a child
-	czxid int64
-	mzxid int64
-	ctime int64
-	mtime int64
+	dataPtr *byte
+	kids    *kids // nil while the node has never had a child
+	czxid   int64
+	mzxid   int64
+	ctime   int64
+	mtime   int64
 	// ownerTTL is the owning session of an ephemeral, the TTL (ms) of a
 	// TTL node, and 0 for other kinds (see owner and ttl).
 	ownerTTL int64
+	dataLen  uint32
 	acl      uint32 // the index of the node's ACL list in its tree's aclTable
-	// seq and hash are the node's place in its parent's child set.
-	seq      uint32
-	hash     int32
+	seq      uint32 // the node's place in its parent's child set
 	version  int32
 	aversion int32
 	kind     Kind
 }
+
+// data returns the node's data, nil or not as it was set. Callers must not
+// modify it.
+func (n *node) data() []byte { return unsafe.Slice(n.dataPtr, n.dataLen) }
+
+// setData makes b the node's data.
+func (n *node) setData(b []byte) { n.dataPtr, n.dataLen = unsafe.SliceData(b), uint32(len(b)) }
 
 // owner returns the owning session of an ephemeral node, and 0 for others.
 func (n *node) owner() int64 {
@@ -74,10 +82,10 @@ type kids struct {
 	creates int32
 }
 
-func (n *node) place() (uint32, int32) { return n.seq, n.hash }
+func (n *node) place() uint32 { return n.seq }
 
-func (n *node) placed(seq uint32, hash int32) *node {
-	n.seq, n.hash = seq, hash
+func (n *node) placed(seq uint32) *node {
+	n.seq = seq
 	return n
 }
 
@@ -131,7 +139,7 @@ func (n *node) stat() wire.Stat {
 		Cversion:       2*n.childCreates() - nc,
 		Aversion:       n.aversion,
 		EphemeralOwner: n.owner(),
-		DataLength:     int32(len(n.data)),
+		DataLength:     int32(n.dataLen),
 		NumChildren:    nc,
 		Pzxid:          n.pzxid(),
 	}

@@ -179,7 +179,7 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 func appendRecord(b []byte, path []byte, acl []wire.ACL, r *record) []byte {
 	n := &r.n
 	b = wire.AppendBuffer(b, path) // as a string: never null
-	b = wire.AppendBuffer(b, n.data)
+	b = wire.AppendBuffer(b, n.data())
 	b = wire.AppendACLs(b, acl)
 	for _, v := range []int64{n.czxid, n.mzxid, r.pzxid, n.ctime, n.mtime, n.ttl(), n.owner()} {
 		b = wire.AppendLong(b, v)
@@ -200,7 +200,7 @@ func decodeRecord(src []byte) (string, []wire.ACL, record, error) {
 	var r record
 	n := &r.n
 	path := d.String()
-	n.data = d.Buffer()
+	n.setData(d.Buffer())
 	acl := d.ACLs()
 	var ttl, owner int64
 	for _, v := range []*int64{&n.czxid, &n.mzxid, &r.pzxid, &n.ctime, &n.mtime, &ttl, &owner} {
@@ -271,7 +271,7 @@ func Restore(r io.Reader) (*Tree, error) {
 			return nil, fmt.Errorf("%w: duplicate node %s", ErrBadSnapshot, path)
 		}
 		t.restoreIndex(path, &rec, n)
-		t.dataSize += int64(len(path) + len(n.data))
+		t.dataSize += int64(len(path) + int(n.dataLen))
 		if path != "/" {
 			links = append(links, link{path, n})
 		}
@@ -318,7 +318,7 @@ func (t *Tree) restoreIndex(path string, rec *record, n *node) {
 	}
 	set := t.sessionSet(n.owner())
 	set.put(path, member{}, rec.ephSeq)
-	set.next, set.bits = rec.eph.next, rec.eph.bits
+	set.setState(rec.eph.next, rec.eph.bits)
 }
 
 // relink puts every restored node in its parent's child set, at its

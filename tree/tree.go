@@ -51,8 +51,9 @@ const ConfigPath = "/zookeeper/config"
 // the expected version), and its mtime (ms) is the member's own.
 func (t *Tree) SetConfig(data []byte, mtime int64) {
 	n := t.lookup(ConfigPath)
-	t.dataSize += int64(len(data) - len(n.data))
-	n.data, n.mzxid, n.mtime, n.version = data, 0, mtime, -1
+	t.dataSize += int64(len(data)) - int64(n.dataLen)
+	n.setData(data)
+	n.mzxid, n.mtime, n.version = 0, mtime, -1
 }
 
 // Reconfigure makes /zookeeper/config hold data as a committed reconfig
@@ -62,8 +63,9 @@ func (t *Tree) SetConfig(data []byte, mtime int64) {
 // reconfig is never part of a multi, so there is nothing to undo.
 func (t *Tree) Reconfigure(c *Context, data []byte) wire.Stat {
 	n := t.lookup(ConfigPath)
-	t.dataSize += int64(len(data) - len(n.data))
-	n.data, n.version = data, -1
+	t.dataSize += int64(len(data)) - int64(n.dataLen)
+	n.setData(data)
+	n.version = -1
 	n.mzxid, n.mtime = c.Zxid, c.Time
 	c.fire(ConfigPath, wire.EventNodeDataChanged, t.acls.get(n.acl))
 	return n.stat()
@@ -81,7 +83,8 @@ func (t *Tree) Allowed(path string, perm int32, ids []wire.Id) bool {
 func (t *Tree) ConfigZxid() int64 { return t.lookup(ConfigPath).mzxid }
 
 func (t *Tree) addSystemNode(p string, acl []wire.ACL, aversion int32) {
-	n := &node{data: []byte{}, acl: t.acls.ref(acl), aversion: aversion}
+	n := &node{acl: t.acls.ref(acl), aversion: aversion}
+	n.setData([]byte{})
 	t.count++
 	t.dataSize += int64(len(p))
 	if p == "/" {
@@ -163,7 +166,7 @@ func (t *Tree) Get(path string, ids []wire.Id) ([]byte, wire.Stat, wire.Code) {
 	if !CheckACL(t.acls.get(n.acl), wire.PermRead, ids) {
 		return nil, wire.Stat{}, wire.CodeNoAuth
 	}
-	return n.data, n.stat(), wire.CodeOK
+	return n.data(), n.stat(), wire.CodeOK
 }
 
 // Children returns the names of a node's children, in the order ZooKeeper

@@ -144,9 +144,10 @@ func (t *Tree) Create(c *Context, a CreateArgs) (string, wire.Stat, wire.Code) {
 		return "", wire.Stat{}, wire.CodeMarshallingError
 	}
 	n := &node{
-		data: a.Data, acl: t.acls.ref(acl), kind: m.kind,
+		acl: t.acls.ref(acl), kind: m.kind,
 		czxid: c.Zxid, mzxid: c.Zxid, ctime: c.Time, mtime: c.Time,
 	}
+	n.setData(a.Data)
 	switch m.kind {
 	case KindEphemeral:
 		n.ownerTTL = c.Session
@@ -174,7 +175,7 @@ func (t *Tree) insert(c *Context, path, parentPath string, parent *node, n *node
 	k.creates++
 	k.pzxid = max(k.pzxid, c.Zxid)
 	t.index(path, n)
-	t.dataSize += int64(len(path) + len(n.data))
+	t.dataSize += int64(len(path) + int(n.dataLen))
 	c.fire(path, wire.EventNodeCreated, t.acls.get(n.acl))
 	c.fire(parentPath, wire.EventNodeChildrenChanged, t.acls.get(parent.acl))
 }
@@ -182,10 +183,11 @@ func (t *Tree) insert(c *Context, path, parentPath string, parent *node, n *node
 // undoInsert records how to take back an insert of n as name under parent.
 func (t *Tree) undoInsert(path, name string, parent, n *node) {
 	oldKids := parent.kids
-	var old kids
+	var old setState
+	var oldPzxid int64
+	var oldCreates int32
 	if oldKids != nil {
-		old = kids{pzxid: oldKids.pzxid, creates: oldKids.creates}
-		old.set.next, old.set.bits = oldKids.set.next, oldKids.set.bits
+		old, oldPzxid, oldCreates = setState{oldKids.set.next, oldKids.set.bits}, oldKids.pzxid, oldKids.creates
 	}
 	eph, hadEph := t.ephemerals[n.owner()], false
 	var oldEph setState
@@ -200,16 +202,16 @@ func (t *Tree) undoInsert(path, name string, parent, n *node) {
 			parent.kids = nil // the kids this create made
 		} else {
 			k := parent.kids
-			k.set.next, k.set.bits = old.set.next, old.set.bits
-			k.creates, k.pzxid = old.creates, old.pzxid
+			k.set.setState(old.next, old.bits)
+			k.creates, k.pzxid = oldCreates, oldPzxid
 		}
 		t.unindex(path, n)
 		if n.kind == KindEphemeral && !hadEph {
 			delete(t.ephemerals, n.owner()) // the set this create made
 		} else if hadEph {
-			eph.next, eph.bits = oldEph.next, oldEph.bits
+			eph.setState(oldEph.next, oldEph.bits)
 		}
-		t.dataSize -= int64(len(path) + len(n.data))
+		t.dataSize -= int64(len(path) + int(n.dataLen))
 	})
 }
 
@@ -301,14 +303,14 @@ func (t *Tree) remove(c *Context, path, parentPath string, parent, n *node) {
 			k.set.put(name, n, oldSeq)
 			k.pzxid = oldPzxid
 			t.reindex(path, n, ephSeq)
-			t.dataSize += int64(len(path) + len(n.data))
+			t.dataSize += int64(len(path) + int(n.dataLen))
 		})
 	}
 	t.count--
 	k.set.remove(name)
 	k.pzxid = max(k.pzxid, c.Zxid)
 	t.unindex(path, n)
-	t.dataSize -= int64(len(path) + len(n.data))
+	t.dataSize -= int64(len(path) + int(n.dataLen))
 	c.fire(path, wire.EventNodeDeleted, t.acls.get(n.acl))
 	c.fire(parentPath, wire.EventNodeChildrenChanged, t.acls.get(parent.acl))
 	t.acls.unref(n.acl)
@@ -330,14 +332,16 @@ func (t *Tree) SetData(c *Context, path string, data []byte, version int32) (wir
 		return wire.Stat{}, wire.CodeBadVersion
 	}
 	if t.undo != nil {
-		oldData, oldVersion, oldMzxid, oldMtime := n.data, n.version, n.mzxid, n.mtime
+		oldData, oldVersion, oldMzxid, oldMtime := n.data(), n.version, n.mzxid, n.mtime
 		t.undo = append(t.undo, func() {
-			t.dataSize -= int64(len(n.data) - len(oldData))
-			n.data, n.version, n.mzxid, n.mtime = oldData, oldVersion, oldMzxid, oldMtime
+			t.dataSize -= int64(n.dataLen) - int64(len(oldData))
+			n.setData(oldData)
+			n.version, n.mzxid, n.mtime = oldVersion, oldMzxid, oldMtime
 		})
 	}
-	t.dataSize += int64(len(data) - len(n.data))
-	n.data, n.version = data, nextVersion(n.version)
+	t.dataSize += int64(len(data)) - int64(n.dataLen)
+	n.setData(data)
+	n.version = nextVersion(n.version)
 	n.mzxid, n.mtime = c.Zxid, c.Time
 	c.fire(path, wire.EventNodeDataChanged, t.acls.get(n.acl))
 	return n.stat(), wire.CodeOK
