@@ -25,27 +25,57 @@ const (
 	maxSnapshotRecord = 256 << 20
 )
 
-// Snapshot is a point-in-time copy of a tree, cheap to take (node records are
-// copied, data slices and names shared, since they are never modified in
-// place) and written out later by WriteTo, while the tree goes on changing.
+// Snapshot is a point-in-time copy of a tree, cheap to take (nodes are
+// copied, data and names shared, since they are never modified in place)
+// and written out later by WriteTo, while the tree goes on changing.
 type Snapshot struct {
-	records []record     // parents before their children
-	acls    [][]wire.ACL // the tree's ACL lists, by the index nodes hold
+	nodes []captured // parents before their children
+	// kids and ephs hold what only some nodes have, by their index in
+	// nodes, in its order.
+	kids []capturedKids
+	ephs []capturedEph
+	acls [][]wire.ACL // the tree's ACL lists, by the index nodes hold
 }
 
-// record is one node as a snapshot holds it. Besides the node, it keeps the
-// node's places in ZooKeeper's iteration orders, so that a restored tree
-// lists children and ephemerals as the original did. A captured record
+// captured is a node as a Snapshot keeps it: a copy, and its name. It
 // names its parent by index; the stream holds each node's path instead.
+type captured struct {
+	name   string // "" for the root
+	parent int32  // the parent's index among the nodes; -1 for the root
+	n      node   // kids nil
+}
+
+// capturedKids is the state of the kids of the node at index.
+type capturedKids struct {
+	index   int32
+	creates int32
+	pzxid   int64
+	kids    setState
+}
+
+// capturedEph is the place of the ephemeral at index in its session's set.
+type capturedEph struct {
+	index  int32
+	ephSeq uint32
+	eph    setState
+}
+
+// record is one node as the stream holds it, besides its path and ACL.
+// Besides the node, it keeps the node's places in ZooKeeper's iteration
+// orders, so that a restored tree lists children and ephemerals as the
+// original did.
 type record struct {
-	name    string // "" for the root
-	parent  int32  // the parent's index among the records; -1 for the root
-	n       node   // kids nil; seq is its place among its parent's children
+	n       node // kids nil; seq is its place among its parent's children
 	pzxid   int64
 	creates int32
 	kids    setState
 	eph     setState // an ephemeral's session set, and ephSeq its place in it
 	ephSeq  uint32
+}
+
+// hasKids reports whether the node had a child (so that it needs kids).
+func (r *record) hasKids() bool {
+	return r.pzxid != r.n.czxid || r.creates != 0 || r.kids != (setState{})
 }
 
 // setState is what a javaSet needs besides its members.
@@ -56,22 +86,31 @@ type setState struct {
 
 // Snapshot captures the tree's current state.
 func (t *Tree) Snapshot() *Snapshot {
-	s := &Snapshot{records: make([]record, 0, t.count), acls: slices.Clone(t.acls.lists)}
-	t.eachRecord(func(_ []byte, r *record) { s.records = append(s.records, *r) })
+	s := &Snapshot{nodes: make([]captured, 0, t.count), acls: slices.Clone(t.acls.lists)}
+	t.eachRecord(func(_ []byte, name string, parent int32, r *record) {
+		i := int32(len(s.nodes))
+		s.nodes = append(s.nodes, captured{name: name, parent: parent, n: r.n})
+		if r.hasKids() {
+			s.kids = append(s.kids, capturedKids{index: i, creates: r.creates, pzxid: r.pzxid, kids: r.kids})
+		}
+		if r.n.kind == KindEphemeral {
+			s.ephs = append(s.ephs, capturedEph{index: i, ephSeq: r.ephSeq, eph: r.eph})
+		}
+	})
 	return s
 }
 
-// eachRecord calls fn with the path and record of every node, parents
-// before their children. The path's bytes are valid only during the call.
-func (t *Tree) eachRecord(fn func(path []byte, r *record)) {
+// eachRecord calls fn with the path, name, parent's index and record of
+// every node, parents before their children, counted from 0 in that order.
+// The path's bytes are valid only during the call.
+func (t *Tree) eachRecord(fn func(path []byte, name string, parent int32, r *record)) {
 	next := int32(0)
 	var visit func(path []byte, name string, parent int32, n *node)
 	visit = func(path []byte, name string, parent int32, n *node) {
 		r := t.record(path, n)
-		r.name, r.parent = name, parent
 		self := next
 		next++
-		fn(path, &r)
+		fn(path, name, parent, &r)
 		if n.kids == nil {
 			return
 		}
@@ -100,17 +139,17 @@ func (t *Tree) record(path []byte, n *node) record {
 }
 
 // Len returns the number of nodes in the snapshot.
-func (s *Snapshot) Len() int { return len(s.records) }
+func (s *Snapshot) Len() int { return len(s.nodes) }
 
 // WriteTo writes the snapshot: a header, the node count, then one
 // length-prefixed record per node, with its path.
 func (s *Snapshot) WriteTo(w io.Writer) (int64, error) {
-	return writeSnapshot(w, len(s.records), s.acls, s.each)
+	return writeSnapshot(w, len(s.nodes), s.acls, s.each)
 }
 
-// each calls fn with every record and its path, which it builds from the
-// parent's: the records come parents first, so a stack of the paths of the
-// current node's ancestors holds every parent a record can name.
+// each calls fn with every node's record and path, which it builds from
+// the parent's: the nodes come parents first, so a stack of the paths of
+// the current node's ancestors holds every parent a node can name.
 func (s *Snapshot) each(fn func(path []byte, r *record) error) error {
 	type ancestor struct {
 		index int32
@@ -118,22 +157,32 @@ func (s *Snapshot) each(fn func(path []byte, r *record) error) error {
 	}
 	var stack []ancestor
 	path := make([]byte, 0, 256)
-	for i := range s.records {
-		r := &s.records[i]
-		if r.parent < 0 {
+	kids, ephs := s.kids, s.ephs
+	for i := range s.nodes {
+		c := &s.nodes[i]
+		r := record{n: c.n, pzxid: c.n.czxid}
+		if len(kids) > 0 && kids[0].index == int32(i) {
+			r.creates, r.pzxid, r.kids = kids[0].creates, kids[0].pzxid, kids[0].kids
+			kids = kids[1:]
+		}
+		if len(ephs) > 0 && ephs[0].index == int32(i) {
+			r.ephSeq, r.eph = ephs[0].ephSeq, ephs[0].eph
+			ephs = ephs[1:]
+		}
+		if c.parent < 0 {
 			stack, path = stack[:0], append(path[:0], '/')
 		} else {
-			for stack[len(stack)-1].index != r.parent {
+			for stack[len(stack)-1].index != c.parent {
 				stack = stack[:len(stack)-1]
 			}
 			path = path[:stack[len(stack)-1].end]
 			if len(path) > 1 {
 				path = append(path, '/')
 			}
-			path = append(path, r.name...)
+			path = append(path, c.name...)
 		}
 		stack = append(stack, ancestor{index: int32(i), end: len(path)})
-		if err := fn(path, r); err != nil {
+		if err := fn(path, &r); err != nil {
 			return err
 		}
 	}
@@ -293,7 +342,7 @@ func Restore(r io.Reader) (*Tree, error) {
 func restoredNode(rec *record) *node {
 	n := new(node)
 	*n = rec.n
-	if rec.pzxid != n.czxid || rec.creates != 0 || rec.kids != (setState{}) {
+	if rec.hasKids() {
 		n.kids = &kids{
 			set:   javaSet[*node]{init: childrenInitBits, next: rec.kids.next, bits: rec.kids.bits},
 			pzxid: rec.pzxid, creates: rec.creates,
@@ -353,7 +402,7 @@ func relink(byPath map[string]*node, links []link) error {
 func (t *Tree) Digest() uint64 {
 	var sum uint64
 	var buf []byte
-	t.eachRecord(func(path []byte, r *record) {
+	t.eachRecord(func(path []byte, _ string, _ int32, r *record) {
 		if string(path) == ConfigPath {
 			return
 		}
