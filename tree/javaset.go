@@ -53,8 +53,9 @@ func javaBin(h int32, bits uint8) int {
 // Java's hash is easily made to collide.
 type javaSet[E setEntry[E]] struct {
 	// slots is an open-addressing table of the names and their entries,
-	// by a seeded hash of the name (nameHash), probed linearly. Its length
-	// is a power of two, or zero when the set is empty.
+	// by a seeded hash of the name (nameHash, see home), probed linearly.
+	// It grows by half past seven eighths full, and is nil when the set
+	// is empty.
 	slots []slot[E]
 	n     int // names in slots
 	next  uint32
@@ -161,8 +162,7 @@ func (s *javaSet[E]) lookup(name string) (int, bool) {
 		return 0, false
 	}
 	h := nameHash(name)
-	mask := len(s.slots) - 1
-	for i := int(h) & mask; ; i = (i + 1) & mask {
+	for i := s.home(h); ; i = s.after(i) {
 		sl := &s.slots[i]
 		if sl.name == nil {
 			return 0, false
@@ -189,17 +189,16 @@ func (s *javaSet[E]) store(name string, e E) {
 		panic("tree: empty name in a set")
 	}
 	if (s.n+1)*8 > len(s.slots)*7 {
-		s.grow(max(8, 2*len(s.slots)))
+		s.grow(max(8, len(s.slots)*3/2))
 	}
 	s.insertSlot(slot[E]{name: unsafe.StringData(name), size: uint32(len(name)), hash: nameHash(name), e: e})
 	s.n++
 }
 
 func (s *javaSet[E]) insertSlot(sl slot[E]) {
-	mask := len(s.slots) - 1
-	i := int(sl.hash) & mask
+	i := s.home(sl.hash)
 	for s.slots[i].name != nil {
-		i = (i + 1) & mask
+		i = s.after(i)
 	}
 	s.slots[i] = sl
 }
@@ -207,7 +206,7 @@ func (s *javaSet[E]) insertSlot(sl slot[E]) {
 // grow moves the names to a table of size slots.
 func (s *javaSet[E]) grow(size int) {
 	old := s.slots
-	s.slots = make([]slot[E], size)
+	s.slots = newSlots[E](size)
 	for _, sl := range old {
 		if sl.name != nil {
 			s.insertSlot(sl)
@@ -222,16 +221,42 @@ func (s *javaSet[E]) unstore(i int) {
 		s.slots = nil
 		return
 	}
-	mask := len(s.slots) - 1
-	for j := (i + 1) & mask; s.slots[j].name != nil; j = (j + 1) & mask {
-		home := int(s.slots[j].hash) & mask
+	for j := s.after(i); s.slots[j].name != nil; j = s.after(j) {
 		// The slot at j may fill the hole at i unless its home lies
 		// cyclically in (i, j].
-		if (j-home)&mask >= (j-i)&mask {
+		if s.distance(s.home(s.slots[j].hash), j) >= s.distance(i, j) {
 			s.slots[i], i = s.slots[j], j
 		}
 	}
 	s.slots[i] = slot[E]{}
+}
+
+// newSlots returns a table of at least size slots, and of as many more as
+// fit in the memory the allocator gives it anyway (Go rounds an allocation
+// up to its size class, or a large one to whole pages).
+func newSlots[E any](size int) []slot[E] {
+	sl := slices.Grow([]slot[E](nil), size)
+	return sl[:cap(sl)]
+}
+
+// home returns the slot where a name of hash h is first looked for: the
+// hash scaled to the table's length, which need not be a power of two.
+func (s *javaSet[E]) home(h uint32) int { return int(uint64(h) * uint64(len(s.slots)) >> 32) }
+
+// after returns the slot probed after slot i.
+func (s *javaSet[E]) after(i int) int {
+	if i++; i == len(s.slots) {
+		return 0
+	}
+	return i
+}
+
+// distance returns how many probes lead from slot i to slot j.
+func (s *javaSet[E]) distance(i, j int) int {
+	if j < i {
+		return j + len(s.slots) - i
+	}
+	return j - i
 }
 
 // add inserts name at the end of the insertion order.
@@ -308,9 +333,9 @@ func (s *javaSet[E]) restoreMember(name string, e E, seq uint32) {
 	if s.slots == nil {
 		size := 8
 		for size*7 < (min(3<<s.bits/4, int(s.next))+1)*8 {
-			size *= 2
+			size = size * 3 / 2
 		}
-		s.slots = make([]slot[E], size)
+		s.slots = newSlots[E](size)
 	}
 	s.store(name, e.placed(seq))
 	if s.bits < 6 {
