@@ -10,5 +10,12 @@
 // readers handed to its snapshot functions. It is not safe for concurrent
 // use; its owner (raftfsm) serialises writes and guards reads.
 //
+// Its layout is made for a million znodes and more: there is no index of
+// paths. A node holds neither its path nor its name; it is found from the
+// root through its ancestors' child sets, each a table of names and nodes
+// of its own (javaSet) that also lists them in ZooKeeper's (Java HashSet)
+// order. Only nodes that have had a child have a child set, and a node's
+// ACL is an index into the tree's table of interned ACL lists (aclTable).
+//
 // It knows nothing of sockets, of whether sessions are alive, or of Raft.
 package tree
