@@ -1,0 +1,135 @@
+package tree
+
+import (
+	"hash/maphash"
+	"slices"
+	"unsafe"
+)
+
+// This file is a javaSet's table of names: open addressing with linear
+// probing, by a seeded hash, with slots that hold the name and the entry
+// together, so that a lookup reads one slot and then the name and the
+// entry at once.
+
+// slot is a name in a javaSet's table, with its entry. It keeps the name
+// as a pointer and a length (so that the slot also has room for 32 bits of
+// the name's hash, which find its place and spare reading names that
+// cannot match): 24 bytes for a pointer entry. A slot whose name is nil is
+// empty; names are never empty.
+type slot[E any] struct {
+	name *byte
+	size uint32
+	hash uint32
+	e    E
+}
+
+func (sl *slot[E]) key() string { return unsafe.String(sl.name, sl.size) }
+
+// nameSeed seeds nameHash. It only places names in the tables of javaSets,
+// which nothing observable depends on.
+var nameSeed = maphash.MakeSeed()
+
+func nameHash(name string) uint32 { return uint32(maphash.String(nameSeed, name)) }
+
+// lookup returns the slot of name.
+func (s *javaSet[E]) lookup(name string) (int, bool) {
+	if s.n == 0 {
+		return 0, false
+	}
+	h := nameHash(name)
+	for i := s.home(h); ; i = s.after(i) {
+		sl := &s.slots[i]
+		if sl.name == nil {
+			return 0, false
+		}
+		if sl.hash == h && sl.key() == name {
+			return i, true
+		}
+	}
+}
+
+// all yields every name and entry, in the table's order (not Java's).
+func (s *javaSet[E]) all(yield func(string, E) bool) {
+	for i := range s.slots {
+		if sl := &s.slots[i]; sl.name != nil && !yield(sl.key(), sl.e) {
+			return
+		}
+	}
+}
+
+// store puts name, which is not in the set, into the table, growing it
+// past seven eighths full.
+func (s *javaSet[E]) store(name string, e E) {
+	if name == "" {
+		panic("tree: empty name in a set")
+	}
+	if (s.n+1)*8 > len(s.slots)*7 {
+		s.grow(max(8, len(s.slots)*3/2))
+	}
+	s.insertSlot(slot[E]{name: unsafe.StringData(name), size: uint32(len(name)), hash: nameHash(name), e: e})
+	s.n++
+}
+
+func (s *javaSet[E]) insertSlot(sl slot[E]) {
+	i := s.home(sl.hash)
+	for s.slots[i].name != nil {
+		i = s.after(i)
+	}
+	s.slots[i] = sl
+}
+
+// grow moves the names to a table of size slots.
+func (s *javaSet[E]) grow(size int) {
+	old := s.slots
+	s.slots = newSlots[E](size)
+	for _, sl := range old {
+		if sl.name != nil {
+			s.insertSlot(sl)
+		}
+	}
+}
+
+// unstore empties slot i, moving later slots of its probe run back (no
+// tombstones), and lets an emptied table go.
+func (s *javaSet[E]) unstore(i int) {
+	if s.n--; s.n == 0 {
+		s.slots = nil
+		return
+	}
+	for j := s.after(i); s.slots[j].name != nil; j = s.after(j) {
+		// The slot at j may fill the hole at i unless its home lies
+		// cyclically in (i, j].
+		if s.distance(s.home(s.slots[j].hash), j) >= s.distance(i, j) {
+			s.slots[i], i = s.slots[j], j
+		}
+	}
+	s.slots[i] = slot[E]{}
+}
+
+// newSlots returns a table of at least size slots, and of as many more as
+// fit in the memory the allocator gives it anyway (Go rounds an allocation
+// up to its size class, or a large one to whole pages).
+func newSlots[E any](size int) []slot[E] {
+	sl := slices.Grow([]slot[E](nil), size)
+	return sl[:cap(sl)]
+}
+
+// home returns the slot where a name of hash h is first looked for: the
+// hash scaled to the table's length, which need not be a power of two.
+func (s *javaSet[E]) home(h uint32) int { return int(uint64(h) * uint64(len(s.slots)) >> 32) }
+
+// after returns the slot probed after slot i.
+func (s *javaSet[E]) after(i int) int {
+	if i++; i == len(s.slots) {
+		return 0
+	}
+	return i
+}
+
+// distance returns how many probes lead from slot i to slot j.
+func (s *javaSet[E]) distance(i, j int) int {
+	if j < i {
+		return j + len(s.slots) - i
+	}
+	return j - i
+}
