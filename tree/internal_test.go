@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -251,7 +252,7 @@ func TestRestore_RejectsInconsistentSnapshot(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			_, err := (&Snapshot{records: tc.records}).WriteTo(&buf)
+			_, err := handMade(tc.records).WriteTo(&buf)
 			require.NoError(t, err)
 			raw := buf.Bytes()
 			if tc.raw != nil {
@@ -265,10 +266,29 @@ func TestRestore_RejectsInconsistentSnapshot(t *testing.T) {
 
 	// The same machinery accepts a consistent hand-made snapshot.
 	var buf bytes.Buffer
-	_, err := (&Snapshot{records: []record{root, leaf("/a"), leaf("/a/b")}}).WriteTo(&buf)
+	_, err := handMade([]record{root, leaf("/a"), leaf("/a/b")}).WriteTo(&buf)
 	require.NoError(t, err)
 	got, err := Restore(&buf)
 	require.NoError(t, err)
 	assert.NoError(t, got.Check())
 	assert.Equal(t, 3, got.Len())
+}
+
+// handMade returns a snapshot of the given records, each listed as a child
+// of its parent's path, in order, whether that parent is among them or not.
+func handMade(records []record) *Snapshot {
+	s := &Snapshot{records: records, kids: map[string]*kidSeqs{}}
+	for i, r := range records {
+		if r.path == "/" || !strings.HasPrefix(r.path, "/") {
+			continue
+		}
+		ks := s.kids[parentOf(r.path)]
+		if ks == nil {
+			ks = &kidSeqs{}
+			s.kids[parentOf(r.path)] = ks
+		}
+		ks.names = append(ks.names, baseName(r.path))
+		ks.seqs = append(ks.seqs, uint32(i))
+	}
+	return s
 }

@@ -155,12 +155,14 @@ func (s *javaSet) binCount(hash int32) int {
 // restoreMember inserts a name with its recorded sequence into a set whose
 // table size was restored with it: no resizing, and a map sized for the
 // table's capacity (three quarters of it, as Java's load factor) at the
-// first name.
-func (s *javaSet) restoreMember(name string, seq uint32) {
+// first name. It reports false if the name was there already.
+func (s *javaSet) restoreMember(name string, seq uint32) bool {
 	if s.seq == nil {
 		s.seq = make(map[string]member, min(3<<s.bits/4, int(s.next)))
 	}
+	before := len(s.seq)
 	s.seq[name] = member{seq: seq, hash: JavaHash(name)}
+	return len(s.seq) > before
 }
 
 // seqOf returns a member's insertion sequence.

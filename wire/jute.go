@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 )
@@ -88,6 +89,17 @@ func (d *Decoder) Offset() int { return d.off }
 
 // Remaining returns how many bytes are left unread.
 func (d *Decoder) Remaining() int { return len(d.buf) - d.off }
+
+// Prefixed reports whether the unread bytes start with p, and if so
+// consumes them: a caller that knows a common encoding (the open ACL list)
+// can skip decoding it.
+func (d *Decoder) Prefixed(p []byte) bool {
+	if d.err != nil || !bytes.HasPrefix(d.buf[d.off:], p) {
+		return false
+	}
+	d.off += len(p)
+	return true
+}
 
 // Fail records err as the decoder's error unless one is already recorded.
 func (d *Decoder) Fail(err error) {
