@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"slices"
 )
 
 // Errors returned by decoding.
@@ -62,6 +63,13 @@ func AppendString(dst []byte, s string) []byte {
 // empty vector (count 0), never as a null vector: go-zookeeper reads the
 // count as unsigned and would try to allocate 4 G elements for -1.
 func AppendStrings(dst []byte, ss []string) []byte {
+	// Grown once: a list of 100k names is megabytes, and growing by
+	// appends copied it ten times over.
+	n := 4 + 4*len(ss)
+	for _, s := range ss {
+		n += len(s)
+	}
+	dst = slices.Grow(dst, n)
 	dst = AppendInt(dst, int32(len(ss)))
 	for _, s := range ss {
 		dst = AppendString(dst, s)
