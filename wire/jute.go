@@ -228,7 +228,11 @@ func (d *Decoder) Strings() []string {
 }
 
 // decodeWith runs fill against a fresh decoder over src and returns the
-// number of bytes it consumed and the first error.
+// number of bytes it consumed and the first error. Callers pass a function
+// literal (func(d *Decoder) { r.decode(d) }), not the method value
+// r.decode: once decodeWith is inlined the literal is called directly and
+// the Decoder stays on the stack, where a method value would move it to the
+// heap, an allocation for every record decoded.
 func decodeWith(src []byte, fill func(d *Decoder)) (int, error) {
 	d := Decoder{buf: src}
 	fill(&d)

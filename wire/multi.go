@@ -33,7 +33,9 @@ func (h *MultiHeader) decode(d *Decoder) {
 }
 
 // Decode reads a MultiHeader from src.
-func (h *MultiHeader) Decode(src []byte) (int, error) { return decodeWith(src, h.decode) }
+func (h *MultiHeader) Decode(src []byte) (int, error) {
+	return decodeWith(src, func(d *Decoder) { h.decode(d) })
+}
 
 // nextMultiHeader reads the header of the next sub-op or result. It reports
 // false at the terminator, and fails with ErrBadMulti if the input ends
@@ -139,7 +141,9 @@ func (m *MultiRequest) decode(d *Decoder) {
 // Decode reads a MultiRequest from src. Like ZooKeeper, it stops at the
 // first header with Done set, whatever its type and err, and ignores the err
 // of sub-op headers; Append always writes the canonical -1 values.
-func (m *MultiRequest) Decode(src []byte) (int, error) { return decodeWith(src, m.decode) }
+func (m *MultiRequest) Decode(src []byte) (int, error) {
+	return decodeWith(src, func(d *Decoder) { m.decode(d) })
+}
 
 // MultiResult is one result of a multi reply. Which fields are meaningful
 // depends on Type: OpCreate has Path; OpCreate2 has Path and Stat; OpSetData
@@ -250,4 +254,6 @@ func (m *MultiResponse) decode(d *Decoder) {
 
 // Decode reads a MultiResponse from src. It fails with ErrBadMulti on a
 // result type ZooKeeper never sends or a missing terminator.
-func (m *MultiResponse) Decode(src []byte) (int, error) { return decodeWith(src, m.decode) }
+func (m *MultiResponse) Decode(src []byte) (int, error) {
+	return decodeWith(src, func(d *Decoder) { m.decode(d) })
+}

@@ -18,7 +18,9 @@ func (id *Id) decode(d *Decoder) {
 }
 
 // Decode reads an Id from src.
-func (id *Id) Decode(src []byte) (int, error) { return decodeWith(src, id.decode) }
+func (id *Id) Decode(src []byte) (int, error) {
+	return decodeWith(src, func(d *Decoder) { id.decode(d) })
+}
 
 // ACL is one access-control entry: permission bits granted to an identity.
 type ACL struct {
@@ -38,7 +40,9 @@ func (a *ACL) decode(d *Decoder) {
 }
 
 // Decode reads an ACL from src.
-func (a *ACL) Decode(src []byte) (int, error) { return decodeWith(src, a.decode) }
+func (a *ACL) Decode(src []byte) (int, error) {
+	return decodeWith(src, func(d *Decoder) { a.decode(d) })
+}
 
 // Well-known ACL lists (ZooDefs.Ids).
 var (
@@ -123,7 +127,9 @@ func (s *Stat) decode(d *Decoder) {
 }
 
 // Decode reads a Stat from src.
-func (s *Stat) Decode(src []byte) (int, error) { return decodeWith(src, s.decode) }
+func (s *Stat) Decode(src []byte) (int, error) {
+	return decodeWith(src, func(d *Decoder) { s.decode(d) })
+}
 
 // RequestHeader precedes every request after the connect request.
 type RequestHeader struct {
