@@ -56,6 +56,9 @@ type FSM struct {
 	lastZxid atomic.Int64
 	obs      Observer
 	config   []byte // what /zookeeper/config holds on this member (SetConfig)
+	// requests are the records requests decode into, reused from one apply
+	// to the next (under mu).
+	requests wire.Requests
 }
 
 // New returns an FSM holding a fresh tree and no sessions. obs may be nil.
@@ -255,11 +258,12 @@ func (f *FSM) applyRequest(c *Command, zxid int64, res *Result) {
 		res.Code = wire.CodeBadArguments
 		return
 	}
-	rec, ok := wire.RequestFor(c.Op)
+	rec, ok := f.requests.For(c.Op)
 	if !ok || rec == nil {
 		res.Code = wire.CodeUnimplemented
 		return
 	}
+	defer f.requests.Clear() // what the tree does not keep may go
 	if _, err := rec.Decode(c.Body); err != nil {
 		res.Code = wire.CodeMarshallingError
 		return

@@ -115,6 +115,26 @@ func TestRequestFor(t *testing.T) {
 	checkLookup(t, RequestFor, want)
 }
 
+func TestRequests_ForIsRequestForReused(t *testing.T) {
+	var q Requests
+	for op := Op(-200); op <= 200; op++ {
+		want, wantOK := RequestFor(op)
+		got, ok := q.For(op)
+		require.Equal(t, wantOK, ok, "op %d (%s)", op, op)
+		require.Equal(t, fmt.Sprintf("%T", want), fmt.Sprintf("%T", got), "op %d (%s)", op, op)
+	}
+	rec, _ := q.For(OpSetData)
+	_, err := rec.Decode((&SetDataRequest{Path: "/a", Data: []byte("x"), Version: 3}).Append(nil))
+	require.NoError(t, err)
+	again, _ := q.For(OpSetData)
+	require.Same(t, rec, again, "the set's own record")
+	require.Equal(t, &SetDataRequest{}, again, "zeroed")
+	_, err = again.Decode((&SetDataRequest{Path: "/b", Version: 1}).Append(nil))
+	require.NoError(t, err)
+	q.Clear()
+	require.Equal(t, &SetDataRequest{}, again, "cleared")
+}
+
 func TestResponseFor(t *testing.T) {
 	want := map[Op]string{
 		OpCreate: "*wire.CreateResponse", OpCreate2: "*wire.Create2Response",
