@@ -66,13 +66,14 @@ type FSM struct {
 	obs      Observer
 	config   []byte // what /zookeeper/config holds on this member (SetConfig)
 	// requests are the records requests decode into, reused from one apply
-	// to the next (under mu).
+	// to the next, and auths the commands' auth ids (both under mu).
 	requests wire.Requests
+	auths    authTable
 }
 
 // New returns an FSM holding a fresh tree and no sessions. obs may be nil.
 func New(obs Observer) *FSM {
-	return &FSM{tree: tree.New(), sessions: make(map[int64]*Session), obs: obs}
+	return &FSM{tree: tree.New(), sessions: make(map[int64]*Session), obs: obs, auths: make(authTable)}
 }
 
 var (
@@ -159,7 +160,7 @@ func (f *FSM) applyLocked(l *raft.Log) any {
 	}
 	res := &Result{Index: l.Index}
 	cmd := &res.cmd
-	if err := cmd.Decode(l.Data); err != nil {
+	if err := cmd.decode(l.Data, f.auths); err != nil {
 		panic(fmt.Sprintf("raftfsm: log index %d: %v", l.Index, err))
 	}
 	handler := handlers[cmd.Type&^Ignorable]

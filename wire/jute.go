@@ -188,12 +188,16 @@ func (d *Decoder) Buffer() []byte {
 }
 
 // String reads a jute ustring; null reads as "".
-func (d *Decoder) String() string {
+func (d *Decoder) String() string { return string(d.StringBytes()) }
+
+// StringBytes reads a jute ustring's bytes without copying them: they alias
+// the input. Null reads as nil.
+func (d *Decoder) StringBytes() []byte {
 	n, null := d.length()
 	if null || d.err != nil {
-		return ""
+		return nil
 	}
-	return string(d.take(n))
+	return d.take(n)
 }
 
 // VectorLen reads a vector's count and checks that count elements of at
