@@ -63,8 +63,17 @@ func AppendACLs(dst []byte, acl []ACL) []byte {
 	return dst
 }
 
-// ACLs reads a vector of ACL entries; null and empty both read as nil.
+// openACLEncoded is the encoding of OpenACLUnsafe.
+var openACLEncoded = AppendACLs(nil, OpenACLUnsafe)
+
+// ACLs reads a vector of ACL entries; null and empty both read as nil. The
+// open list, what most nodes are created with, reads as OpenACLUnsafe
+// itself, not decoded again (a slice and two strings): a decoded list must
+// not be changed in place.
 func (d *Decoder) ACLs() []ACL {
+	if d.Prefixed(openACLEncoded) {
+		return OpenACLUnsafe
+	}
 	n := d.VectorLen(12)
 	if n == 0 {
 		return nil

@@ -176,3 +176,14 @@ func TestStrings(t *testing.T) {
 	require.Equal(t, "NodeDataChanged", EventNodeDataChanged.String())
 	require.Equal(t, "EventType(9)", EventType(9).String())
 }
+
+func TestDecoder_ACLsSharesTheOpenList(t *testing.T) {
+	var r CreateRequest
+	_, err := r.Decode((&CreateRequest{Path: "/a", ACL: []ACL{{Perms: PermAll, ID: Id{Scheme: "world", ID: "anyone"}}}}).Append(nil))
+	require.NoError(t, err)
+	require.Same(t, &OpenACLUnsafe[0], &r.ACL[0], "the open list is shared")
+	_, err = r.Decode((&CreateRequest{Path: "/a", ACL: ReadACLUnsafe}).Append(nil))
+	require.NoError(t, err)
+	require.Equal(t, ReadACLUnsafe, r.ACL)
+	require.NotSame(t, &ReadACLUnsafe[0], &r.ACL[0], "any other list is decoded")
+}
