@@ -47,15 +47,16 @@ func RequestFor(op Op) (rec Record, ok bool) {
 }
 
 // Requests holds a record of each of the commonest requests (create,
-// setData, delete, check, and the reads exists, getData, getChildren), for
-// whoever decodes one request at a time: a fresh record handed on as a
-// Record goes to the heap, one allocation per request. The zero value is
-// ready to use; it must not be shared between goroutines.
+// setData, delete, check, multi, and the reads exists, getData,
+// getChildren), for whoever decodes one request at a time: a fresh record
+// handed on as a Record goes to the heap, one allocation per request. The
+// zero value is ready to use; it must not be shared between goroutines.
 type Requests struct {
 	create    CreateRequest
 	setData   SetDataRequest
 	delete    DeleteRequest
 	check     CheckVersionRequest
+	multi     MultiRequest
 	pathWatch PathWatchRequest
 }
 
@@ -77,6 +78,9 @@ func (q *Requests) For(op Op) (rec Record, ok bool) {
 	case OpCheck:
 		q.check = CheckVersionRequest{}
 		return &q.check, true
+	case OpMulti, OpMultiRead:
+		q.multi = MultiRequest{}
+		return &q.multi, true
 	case OpExists, OpGetData, OpGetChildren, OpGetChildren2:
 		q.pathWatch = PathWatchRequest{}
 		return &q.pathWatch, true
