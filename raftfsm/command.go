@@ -111,7 +111,10 @@ func (c *Command) Append(dst []byte) []byte {
 func (c *Command) Encode() []byte { return c.Append(make([]byte, 0, 64+len(c.Body))) }
 
 // Decode reads a command. A TypeRequest's or TypeReconfig's Body aliases src.
-func (c *Command) Decode(src []byte) error {
+func (c *Command) Decode(src []byte) error { return c.decode(src, nil) }
+
+// decode is Decode, taking the auth ids from auths when it holds them.
+func (c *Command) decode(src []byte, auths authTable) error {
 	if len(src) < 1 {
 		return fmt.Errorf("%w: empty", ErrBadCommand)
 	}
@@ -123,12 +126,7 @@ func (c *Command) Decode(src []byte) error {
 	c.Time = d.Long()
 	flags := d.Int()
 	c.ExtendedTypes = flags&flagExtendedTypes != 0
-	n := d.VectorLen(8)
-	c.Auth = make([]wire.Id, n)
-	for i := range c.Auth {
-		c.Auth[i].Scheme = d.String()
-		c.Auth[i].ID = d.String()
-	}
+	c.Auth = auths.decode(d, src[1:])
 	switch c.Type &^ Ignorable {
 	case TypeRequest:
 		c.Op = wire.Op(d.Int())
@@ -150,4 +148,49 @@ func (c *Command) Decode(src []byte) error {
 		return fmt.Errorf("%w: type %d: %w", ErrBadCommand, c.Type, err)
 	}
 	return nil
+}
+
+// authTable interns the auth ids of decoded commands, keyed by their
+// encoding: a member's commands carry the same few lists (one a client
+// address or identity) over and over, and decoding each afresh costs a
+// slice and two strings an id. Commands share the lists: nothing changes a
+// Command's Auth in place. A nil table interns nothing.
+type authTable map[string][]wire.Id
+
+// maxAuthLists bounds an authTable: past it, the table starts again.
+const maxAuthLists = 1024
+
+// decode reads a vector of ids from d, which reads src, the table's own
+// copy if it holds one.
+func (t authTable) decode(d *wire.Decoder, src []byte) []wire.Id {
+	if t == nil {
+		return decodeIDs(d)
+	}
+	start := d.Offset()
+	for range d.VectorLen(8) {
+		d.StringBytes()
+		d.StringBytes()
+	}
+	if d.Err() != nil {
+		return nil
+	}
+	key := src[start:d.Offset()] // the ids' encoding
+	if ids, ok := t[string(key)]; ok {
+		return ids
+	}
+	ids := decodeIDs(wire.NewDecoder(key))
+	if len(t) >= maxAuthLists {
+		clear(t)
+	}
+	t[string(key)] = ids
+	return ids
+}
+
+func decodeIDs(d *wire.Decoder) []wire.Id {
+	ids := make([]wire.Id, d.VectorLen(8))
+	for i := range ids {
+		ids[i].Scheme = d.String()
+		ids[i].ID = d.String()
+	}
+	return ids
 }

@@ -33,6 +33,15 @@ type Result struct {
 	Resp wire.Record
 	// Triggers are the watch triggers fired, in order.
 	Triggers []tree.Trigger
+
+	// Room for what applying most commands makes, so that it costs one
+	// allocation: the decoded command (Command), the triggers of a write
+	// to one node (its own and its parent's), a create's or setData's
+	// reply body (Resp).
+	cmd      Command
+	triggers [2]tree.Trigger
+	stat     wire.StatResponse
+	created  wire.CreateResponse
 }
 
 // Observer hears of every applied command and restore. Its methods run
@@ -56,11 +65,15 @@ type FSM struct {
 	lastZxid atomic.Int64
 	obs      Observer
 	config   []byte // what /zookeeper/config holds on this member (SetConfig)
+	// requests are the records requests decode into, reused from one apply
+	// to the next, and auths the commands' auth ids (both under mu).
+	requests wire.Requests
+	auths    authTable
 }
 
 // New returns an FSM holding a fresh tree and no sessions. obs may be nil.
 func New(obs Observer) *FSM {
-	return &FSM{tree: tree.New(), sessions: make(map[int64]*Session), obs: obs}
+	return &FSM{tree: tree.New(), sessions: make(map[int64]*Session), obs: obs, auths: make(authTable)}
 }
 
 var (
@@ -145,8 +158,9 @@ func (f *FSM) applyLocked(l *raft.Log) any {
 	if l.Type != raft.LogCommand {
 		return nil
 	}
-	cmd := new(Command)
-	if err := cmd.Decode(l.Data); err != nil {
+	res := &Result{Index: l.Index}
+	cmd := &res.cmd
+	if err := cmd.decode(l.Data, f.auths); err != nil {
 		panic(fmt.Sprintf("raftfsm: log index %d: %v", l.Index, err))
 	}
 	handler := handlers[cmd.Type&^Ignorable]
@@ -156,7 +170,7 @@ func (f *FSM) applyLocked(l *raft.Log) any {
 		}
 		panic(fmt.Sprintf("raftfsm: log index %d: unknown command type %d", l.Index, cmd.Type))
 	}
-	res := &Result{Index: l.Index, Command: cmd}
+	res.Command = cmd
 	zxid := int64(l.Index)
 	handler(f, cmd, zxid, res)
 	f.lastZxid.Store(zxid)
@@ -174,8 +188,11 @@ var handlers = map[Type]func(f *FSM, c *Command, zxid int64, res *Result){
 	TypeReconfig:      (*FSM).applyReconfig,
 }
 
-func (f *FSM) context(c *Command, zxid int64) *tree.Context {
-	return &tree.Context{Zxid: zxid, Time: c.Time, Session: c.Session, Auth: c.Auth, ExtendedTypes: c.ExtendedTypes}
+// context is the tree's context for applying c, its triggers going to
+// res's room first.
+func (f *FSM) context(c *Command, zxid int64, res *Result) *tree.Context {
+	return &tree.Context{Zxid: zxid, Time: c.Time, Session: c.Session, Auth: c.Auth, ExtendedTypes: c.ExtendedTypes,
+		Triggers: res.triggers[:0]}
 }
 
 func (f *FSM) applyCreateSession(c *Command, _ int64, res *Result) {
@@ -191,14 +208,14 @@ func (f *FSM) applyCloseSession(c *Command, zxid int64, res *Result) {
 		res.Code = wire.CodeSessionExpired
 		return
 	}
-	ctx := f.context(c, zxid)
+	ctx := f.context(c, zxid, res)
 	f.tree.CloseSession(ctx, c.Session)
 	delete(f.sessions, c.Session)
 	res.Triggers = ctx.Triggers
 }
 
 func (f *FSM) applyReap(c *Command, zxid int64, res *Result) {
-	ctx := f.context(c, zxid)
+	ctx := f.context(c, zxid, res)
 	res.Code = f.tree.DeleteContainer(ctx, c.Path)
 	res.Triggers = ctx.Triggers
 }
@@ -217,7 +234,7 @@ func (f *FSM) applyReconfig(c *Command, zxid int64, res *Result) {
 		return
 	}
 	data := fmt.Appendf(slices.Clone(c.Body), "version=%x", zxid)
-	ctx := f.context(c, zxid)
+	ctx := f.context(c, zxid, res)
 	st := f.tree.Reconfigure(ctx, data)
 	f.config = data
 	res.Resp = &wire.GetDataResponse{Data: data, Stat: st}
@@ -255,32 +272,36 @@ func (f *FSM) applyRequest(c *Command, zxid int64, res *Result) {
 		res.Code = wire.CodeBadArguments
 		return
 	}
-	rec, ok := wire.RequestFor(c.Op)
+	rec, ok := f.requests.For(c.Op)
 	if !ok || rec == nil {
 		res.Code = wire.CodeUnimplemented
 		return
 	}
+	defer f.requests.Clear() // what the tree does not keep may go
 	if _, err := rec.Decode(c.Body); err != nil {
 		res.Code = wire.CodeMarshallingError
 		return
 	}
-	ctx := f.context(c, zxid)
-	res.Code, res.Resp = f.write(ctx, c.Op, rec)
+	ctx := f.context(c, zxid, res)
+	res.Code, res.Resp = f.write(ctx, c.Op, rec, res)
 	res.Triggers = ctx.Triggers
 }
 
-func (f *FSM) write(ctx *tree.Context, op wire.Op, rec wire.Record) (wire.Code, wire.Record) {
+// write applies a write request; its reply body may be in res's room.
+func (f *FSM) write(ctx *tree.Context, op wire.Op, rec wire.Record, res *Result) (wire.Code, wire.Record) {
 	switch r := rec.(type) {
 	case *wire.CreateRequest:
-		return f.create(ctx, tree.CreateArgs{Op: op, Path: r.Path, Data: r.Data, ACL: r.ACL, Flags: r.Flags, TTL: -1})
+		return f.create(ctx, tree.CreateArgs{Op: op, Path: r.Path, Data: r.Data, ACL: r.ACL, Flags: r.Flags, TTL: -1}, res)
 	case *wire.CreateTTLRequest:
-		return f.create(ctx, tree.CreateArgs{Op: op, Path: r.Path, Data: r.Data, ACL: r.ACL, Flags: r.Flags, TTL: r.TTL})
+		return f.create(ctx, tree.CreateArgs{Op: op, Path: r.Path, Data: r.Data, ACL: r.ACL, Flags: r.Flags, TTL: r.TTL}, res)
 	case *wire.DeleteRequest:
 		return f.tree.Delete(ctx, r.Path, r.Version), nil
 	case *wire.SetDataRequest:
-		return statReply(f.tree.SetData(ctx, r.Path, r.Data, r.Version))
+		st, code := f.tree.SetData(ctx, r.Path, r.Data, r.Version)
+		return res.statReply(st, code)
 	case *wire.SetACLRequest:
-		return statReply(f.tree.SetACL(ctx, r.Path, r.ACL, r.Version))
+		st, code := f.tree.SetACL(ctx, r.Path, r.ACL, r.Version)
+		return res.statReply(st, code)
 	case *wire.MultiRequest:
 		if r.Read {
 			return wire.CodeMarshallingError, nil
@@ -297,22 +318,25 @@ func (f *FSM) write(ctx *tree.Context, op wire.Op, rec wire.Record) (wire.Code, 
 	return wire.CodeUnimplemented, nil
 }
 
-func (f *FSM) create(ctx *tree.Context, a tree.CreateArgs) (wire.Code, wire.Record) {
+func (f *FSM) create(ctx *tree.Context, a tree.CreateArgs, res *Result) (wire.Code, wire.Record) {
 	path, st, code := f.tree.Create(ctx, a)
 	switch {
 	case code != wire.CodeOK:
 		return code, nil
 	case a.Op == wire.OpCreate:
-		return code, &wire.CreateResponse{Path: path}
+		res.created = wire.CreateResponse{Path: path}
+		return code, &res.created
 	}
 	return code, &wire.Create2Response{Path: path, Stat: st}
 }
 
-func statReply(st wire.Stat, code wire.Code) (wire.Code, wire.Record) {
+// statReply is a reply of st alone, in res's room.
+func (res *Result) statReply(st wire.Stat, code wire.Code) (wire.Code, wire.Record) {
 	if code != wire.CodeOK {
 		return code, nil
 	}
-	return code, &wire.StatResponse{Stat: st}
+	res.stat = wire.StatResponse{Stat: st}
+	return code, &res.stat
 }
 
 // Check verifies the state's invariants: the tree's own (tree.Check), and

@@ -30,8 +30,8 @@ func (s *Server) Applied(_ *tree.Tree, r *raftfsm.Result) {
 		members = s.reconfigApplied(r)
 	}
 	if cmd.Origin == s.origin && cmd.ReqID != 0 {
-		if cb := s.pending.take(cmd.ReqID); cb != nil {
-			cb(r)
+		if a, ok := s.pending.take(cmd.ReqID); ok {
+			a.run(r)
 		}
 	}
 	if members != nil { // after the reply is queued

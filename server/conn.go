@@ -51,6 +51,9 @@ type conn struct {
 	timeout  time.Duration
 	readOnly atomic.Bool // a read-only session of this member's own (see readonly.go)
 	lastTick int64       // tick of the last session touch (reader goroutine only)
+	// Records reused from one request to the next (reader goroutine only).
+	requests wire.Requests
+	replies  readReplies
 	// auth is the caller's identities; replaced (never modified in place)
 	// by the reader goroutine, so commands may keep the slice, and read by
 	// watch delivery on other goroutines.

@@ -12,7 +12,7 @@ import (
 // local runs a request that does not go through Raft: reads, sync, auth,
 // watch management. Every earlier write of the connection has been applied.
 func (c *conn) local(req request, body []byte) (string, bool) {
-	rec, known := wire.RequestFor(req.op)
+	rec, known := c.requests.For(req.op)
 	if !known {
 		// ZooKeeper answers an opcode it does not know with UNIMPLEMENTED
 		// and closes the connection.
@@ -74,6 +74,21 @@ func (c *conn) read(req request, rec wire.Record) {
 		code, resp := c.readLocked(t, req.op, rec)
 		c.reply(req, s.fsm.LastZxid(), code, resp)
 	})
+	// What they point to (data, names) is not kept alive.
+	c.requests.Clear()
+	c.replies = readReplies{}
+}
+
+// readReplies are the reply records of the most frequent reads, reused from
+// one request to the next by the reader goroutine: a record handed on as a
+// wire.Record goes to the heap, one allocation per reply. Nothing keeps
+// them past the request: its reply is encoded into the outbound queue
+// before read returns.
+type readReplies struct {
+	data      wire.GetDataResponse
+	stat      wire.StatResponse
+	children  wire.GetChildrenResponse
+	children2 wire.GetChildren2Response
 }
 
 func (c *conn) readLocked(t *tree.Tree, op wire.Op, rec wire.Record) (wire.Code, wire.Record) {
@@ -87,7 +102,8 @@ func (c *conn) readLocked(t *tree.Tree, op wire.Op, rec wire.Record) (wire.Code,
 		if r.Watch {
 			c.srv.watches.add(c, r.Path, tableData)
 		}
-		return code, &wire.GetDataResponse{Data: data, Stat: st}
+		c.replies.data = wire.GetDataResponse{Data: data, Stat: st}
+		return code, &c.replies.data
 	case wire.OpExists:
 		r := rec.(*wire.PathWatchRequest)
 		st, code := t.Exists(r.Path)
@@ -97,7 +113,8 @@ func (c *conn) readLocked(t *tree.Tree, op wire.Op, rec wire.Record) (wire.Code,
 		if code != wire.CodeOK {
 			return code, nil
 		}
-		return code, &wire.StatResponse{Stat: st}
+		c.replies.stat = wire.StatResponse{Stat: st}
+		return code, &c.replies.stat
 	case wire.OpGetChildren, wire.OpGetChildren2:
 		return c.children(t, op, rec.(*wire.PathWatchRequest))
 	case wire.OpGetACL:
@@ -129,9 +146,11 @@ func (c *conn) children(t *tree.Tree, op wire.Op, r *wire.PathWatchRequest) (wir
 		c.srv.watches.add(c, r.Path, tableChild)
 	}
 	if op == wire.OpGetChildren {
-		return code, &wire.GetChildrenResponse{Children: names}
+		c.replies.children = wire.GetChildrenResponse{Children: names}
+		return code, &c.replies.children
 	}
-	return code, &wire.GetChildren2Response{Children: names, Stat: st}
+	c.replies.children2 = wire.GetChildren2Response{Children: names, Stat: st}
+	return code, &c.replies.children2
 }
 
 // multiRead answers each getData or getChildren sub-op independently,

@@ -142,10 +142,10 @@ func (c *conn) submit(req request, body []byte) {
 		ExtendedTypes: c.srv.cfg.ExtendedTypesEnabled, Auth: c.ids(), Op: req.op, Body: body,
 	}
 	if req.op == wire.OpReconfig {
-		c.srv.proposePrepared(cmd, func(r *raftfsm.Result) { c.writeApplied(req, r) })
+		c.srv.proposePrepared(cmd, answer{c: c, req: req})
 		return
 	}
-	c.srv.propose(cmd, func(r *raftfsm.Result) { c.writeApplied(req, r) })
+	c.srv.propose(cmd, answer{c: c, req: req})
 }
 
 // writeApplied runs inside the FSM's apply: it queues the write's reply.
@@ -166,7 +166,7 @@ func (c *conn) closeSession(req request) (string, bool) {
 		return "closed", false
 	}
 	cmd := &raftfsm.Command{Type: raftfsm.TypeCloseSession, Session: c.session, Time: c.srv.nowMillis()}
-	c.srv.propose(cmd, func(r *raftfsm.Result) {
+	c.srv.propose(cmd, callback(func(r *raftfsm.Result) {
 		defer c.writeFinished()
 		if r == nil {
 			c.close("close failed")
@@ -174,7 +174,7 @@ func (c *conn) closeSession(req request) (string, bool) {
 		}
 		c.reply(req, int64(r.Index), wire.CodeOK, nil)
 		c.finish()
-	})
+	}))
 	<-c.done
 	return "session closed by the client", false
 }

@@ -144,7 +144,7 @@ func (s *Server) expire(now time.Duration) {
 	for _, id := range expired {
 		s.log.Info("session expired", "session", hexID(id))
 		s.stats.expired.Add(1)
-		s.propose(&raftfsm.Command{Type: raftfsm.TypeCloseSession, Session: id, Time: s.nowMillis()}, nil)
+		s.propose(&raftfsm.Command{Type: raftfsm.TypeCloseSession, Session: id, Time: s.nowMillis()}, answer{})
 	}
 }
 
@@ -218,7 +218,7 @@ func (s *Server) reapContainers() {
 			var paths []string
 			s.fsm.Read(func(t *treeT) { paths = t.Reapable(now, perRun) })
 			for _, p := range paths {
-				s.propose(&raftfsm.Command{Type: raftfsm.TypeReap, Path: p, Time: now}, nil)
+				s.propose(&raftfsm.Command{Type: raftfsm.TypeReap, Path: p, Time: now}, answer{})
 			}
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -231,9 +233,22 @@ type pathRecord struct {
 	r    record
 }
 
-// encodeSnapshot writes a snapshot stream of hand-made records.
+// encodeSnapshot writes a snapshot stream of hand-made records, each
+// listed as a child of its parent's path, in order, whether that parent is
+// among them or not.
 func encodeSnapshot(t testing.TB, records []pathRecord) []byte {
 	t.Helper()
+	var lists []kidSeqs
+	for i, r := range records {
+		if r.path == "/" || !strings.HasPrefix(r.path, "/") {
+			continue
+		}
+		k := slices.IndexFunc(lists, func(ks kidSeqs) bool { return ks.parent == parentOf(r.path) })
+		if k < 0 {
+			k, lists = len(lists), append(lists, kidSeqs{parent: parentOf(r.path)})
+		}
+		lists[k].names, lists[k].seqs = append(lists[k].names, baseName(r.path)), append(lists[k].seqs, uint32(i))
+	}
 	var buf bytes.Buffer
 	_, err := writeSnapshot(&buf, len(records), [][]wire.ACL{wire.OpenACLUnsafe}, func(fn func([]byte, *record) error) error {
 		for i := range records {
@@ -242,7 +257,7 @@ func encodeSnapshot(t testing.TB, records []pathRecord) []byte {
 			}
 		}
 		return nil
-	})
+	}, lists)
 	require.NoError(t, err)
 	return buf.Bytes()
 }

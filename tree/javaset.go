@@ -204,8 +204,11 @@ func (s *javaSet[E]) setState(next uint32, bits uint8) {
 // restoreMember inserts a name with its recorded sequence into a set whose
 // Java table size was restored with it: no resizing, and a table sized for
 // that table's capacity (three quarters of it, as Java's load factor) at
-// the first name.
-func (s *javaSet[E]) restoreMember(name string, e E, seq uint32) {
+// the first name. It reports false if the name was there already.
+func (s *javaSet[E]) restoreMember(name string, e E, seq uint32) bool {
+	if s.has(name) {
+		return false
+	}
 	if s.slots == nil {
 		size := 8
 		for size*7 < (min(3<<s.bits/4, int(s.next))+1)*8 {
@@ -217,6 +220,7 @@ func (s *javaSet[E]) restoreMember(name string, e E, seq uint32) {
 	if s.bits < 6 {
 		s.counts[javaBin(JavaHash(name), s.bits)]++
 	}
+	return true
 }
 
 // seqOf returns a member's insertion sequence.

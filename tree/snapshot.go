@@ -18,8 +18,11 @@ import (
 var ErrBadSnapshot = errors.New("tree: bad snapshot")
 
 const (
-	snapshotMagic   = "ZKTREE"
-	snapshotVersion = 1
+	snapshotMagic = "ZKTREE"
+	// snapshotVersion 2 lists each parent's children with their places
+	// after the nodes; version 1 (still read) kept each node's place in
+	// its record.
+	snapshotVersion = 2
 	// maxSnapshotRecord bounds one node record: a path, data up to a large
 	// jute.maxbuffer, an ACL list and the stat.
 	maxSnapshotRecord = 256 << 20
@@ -141,11 +144,41 @@ func (t *Tree) record(path []byte, n *node) record {
 // Len returns the number of nodes in the snapshot.
 func (s *Snapshot) Len() int { return len(s.nodes) }
 
-// WriteTo writes the snapshot: a header, the node count, then one
-// length-prefixed record per node, with its path.
+// WriteTo writes the snapshot: a header, the node count, one
+// length-prefixed record per node, with its path, then for each parent one
+// or more length-prefixed lists of its children's names and places.
 func (s *Snapshot) WriteTo(w io.Writer) (int64, error) {
-	return writeSnapshot(w, len(s.nodes), s.acls, s.each)
+	lists := make([]kidSeqs, len(s.kids)) // by the parent's place in s.kids
+	for i := range s.nodes {
+		if c := &s.nodes[i]; c.parent >= 0 {
+			k, _ := slices.BinarySearchFunc(s.kids, c.parent, func(k capturedKids, i int32) int { return int(k.index - i) })
+			lists[k].names, lists[k].seqs = append(lists[k].names, c.name), append(lists[k].seqs, c.n.seq)
+		}
+	}
+	each := func(fn func(path []byte, r *record) error) error {
+		k := 0
+		return s.each(func(path []byte, r *record) error {
+			if r.hasKids() { // the nodes of s.kids, in its order
+				lists[k].parent = string(path)
+				k++
+			}
+			return fn(path, r)
+		})
+	}
+	return writeSnapshot(w, len(s.nodes), s.acls, each, lists)
 }
+
+// kidSeqs is a parent's children, each name with its insertion sequence,
+// as a version 2 stream lists them.
+type kidSeqs struct {
+	parent string
+	names  []string
+	seqs   []uint32
+}
+
+// kidsPerFrame bounds the children one frame of a version 2 snapshot lists,
+// so that a parent of millions stays within maxSnapshotRecord.
+const kidsPerFrame = 1 << 16
 
 // each calls fn with every node's record and path, which it builds from
 // the parent's: the nodes come parents first, so a stack of the paths of
@@ -190,8 +223,10 @@ func (s *Snapshot) each(fn func(path []byte, r *record) error) error {
 }
 
 // writeSnapshot writes a snapshot stream of count records, which each
-// hands to its function; acls holds their ACL lists.
-func writeSnapshot(w io.Writer, count int, acls [][]wire.ACL, each func(func(path []byte, r *record) error) error) (int64, error) {
+// hands to its function, then the child lists; acls holds the records' ACL
+// lists.
+func writeSnapshot(w io.Writer, count int, acls [][]wire.ACL, each func(func(path []byte, r *record) error) error,
+	lists []kidSeqs) (int64, error) {
 	bw := bufio.NewWriterSize(w, 256<<10)
 	cw := &countingWriter{w: bw}
 	hdr := append([]byte(snapshotMagic), snapshotVersion)
@@ -200,16 +235,35 @@ func writeSnapshot(w io.Writer, count int, acls [][]wire.ACL, each func(func(pat
 		return cw.n, err
 	}
 	var buf []byte
-	err := each(func(path []byte, r *record) error {
+	write := func(body func([]byte) []byte) error {
 		var start int
 		buf, start = wire.StartFrame(buf[:0])
-		buf = appendRecord(buf, path, acls[r.n.acl], r)
-		buf = wire.EndFrame(buf, start)
+		buf = wire.EndFrame(body(buf), start)
 		_, err := cw.Write(buf)
 		return err
+	}
+	err := each(func(path []byte, r *record) error {
+		return write(func(b []byte) []byte { return appendRecord(b, path, acls[r.n.acl], r) })
 	})
 	if err != nil {
 		return cw.n, err
+	}
+	for _, ks := range lists {
+		for from := 0; from < len(ks.names); from += kidsPerFrame {
+			to := min(from+kidsPerFrame, len(ks.names))
+			err := write(func(b []byte) []byte {
+				b = wire.AppendString(b, ks.parent)
+				b = wire.AppendInt(b, int32(to-from))
+				for i := from; i < to; i++ {
+					b = wire.AppendString(b, ks.names[i])
+					b = wire.AppendInt(b, int32(ks.seqs[i]))
+				}
+				return b
+			})
+			if err != nil {
+				return cw.n, err
+			}
+		}
 	}
 	return cw.n, bw.Flush()
 }
@@ -290,7 +344,8 @@ func Restore(r io.Reader) (*Tree, error) {
 	if _, err := io.ReadFull(br, hdr); err != nil {
 		return nil, fmt.Errorf("%w: header: %w", ErrBadSnapshot, err)
 	}
-	if string(hdr[:len(snapshotMagic)]) != snapshotMagic || hdr[len(snapshotMagic)] != snapshotVersion {
+	version := hdr[len(snapshotMagic)]
+	if string(hdr[:len(snapshotMagic)]) != snapshotMagic || version < 1 || version > snapshotVersion {
 		return nil, fmt.Errorf("%w: unknown header", ErrBadSnapshot)
 	}
 	count := binary.BigEndian.Uint64(hdr[len(snapshotMagic)+1:])
@@ -303,7 +358,10 @@ func Restore(r io.Reader) (*Tree, error) {
 	// tree is linked.
 	byPath := make(map[string]*node, min(count, 1<<20))
 	fr := wire.NewFrameReader(br, maxSnapshotRecord)
-	links := make([]link, 0, min(count, 1<<20))
+	var links []link // version 1's
+	if version == 1 {
+		links = make([]link, 0, min(count, 1<<20))
+	}
 	for i := uint64(0); i < count; i++ {
 		frame, err := fr.Next()
 		if err != nil {
@@ -321,20 +379,81 @@ func Restore(r io.Reader) (*Tree, error) {
 		}
 		t.restoreIndex(path, &rec, n)
 		t.dataSize += int64(len(path) + int(n.dataLen))
-		if path != "/" {
+		if version == 1 && path != "/" {
 			links = append(links, link{path, n})
 		}
-	}
-	if _, err := fr.Next(); err != io.EOF {
-		return nil, fmt.Errorf("%w: data after the %d nodes the header counts", ErrBadSnapshot, count)
 	}
 	if t.root = byPath["/"]; t.root == nil {
 		return nil, fmt.Errorf("%w: no root", ErrBadSnapshot)
 	}
-	if err := relink(byPath, links); err != nil {
+	var err error
+	if version == 1 {
+		if _, err := fr.Next(); err != io.EOF {
+			return nil, fmt.Errorf("%w: data after the %d nodes the header counts", ErrBadSnapshot, count)
+		}
+		err = relink(byPath, links)
+	} else {
+		err = readKids(fr, byPath)
+	}
+	if err != nil {
 		return nil, err
 	}
 	return t, nil
+}
+
+// readKids reads the child lists after a version 2 snapshot's records, to
+// the end of the stream, and puts each child in its parent's set at its
+// recorded place. Every parent and child must be a node of the snapshot,
+// a name is listed once under its parent, and there must be as many names
+// as nodes other than the root.
+func readKids(fr *wire.FrameReader, byPath map[string]*node) error {
+	linked := 0
+	var path []byte
+	for {
+		frame, err := fr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("%w: children: %w", ErrBadSnapshot, err)
+		}
+		d := wire.NewDecoder(frame)
+		parentPath := d.String()
+		parent := byPath[parentPath]
+		n := d.VectorLen(8)
+		if d.Err() != nil || parent == nil {
+			return fmt.Errorf("%w: children of %q: no such node (%v)", ErrBadSnapshot, parentPath, d.Err())
+		}
+		base := append(path[:0], parentPath...)
+		if len(base) > 1 {
+			base = append(base, '/')
+		}
+		for range n {
+			name, seq := d.String(), uint32(d.Int())
+			var child *node
+			if d.Err() == nil && name != "" && strings.IndexByte(name, '/') < 0 {
+				path = append(base, name...)
+				child = byPath[string(path)]
+			}
+			if child == nil || !parent.parentKids().set.restoreMember(name, child, seq) {
+				return fmt.Errorf("%w: child %q of %q: not a node, listed twice, or cut short (%v)",
+					ErrBadSnapshot, name, parentPath, d.Err())
+			}
+		}
+		if d.Remaining() != 0 {
+			return fmt.Errorf("%w: children of %q: trailing bytes", ErrBadSnapshot, parentPath)
+		}
+		linked += n
+	}
+	if linked == len(byPath)-1 {
+		return nil
+	}
+	for p, n := range byPath {
+		if parent := byPath[parentOf(p)]; p != "/" && (parent == nil || parent.child(baseName(p)) != n) {
+			return fmt.Errorf("%w: %s has no parent", ErrBadSnapshot, p)
+		}
+	}
+	return fmt.Errorf("%w: %d children listed for %d nodes", ErrBadSnapshot, linked, len(byPath)-1)
 }
 
 // restoredNode makes the node a record describes, with kids if it ever had
@@ -390,7 +509,7 @@ func relink(byPath map[string]*node, links []link) error {
 		if l.n.kind == KindPersistent {
 			name = strings.Clone(name)
 		}
-		parent.parentKids().set.restoreMember(name, l.n, l.n.seq)
+		parent.parentKids().set.restoreMember(name, l.n, l.n.seq) // a node once: duplicates were refused
 	}
 	return nil
 }

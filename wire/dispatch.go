@@ -46,6 +46,51 @@ func RequestFor(op Op) (rec Record, ok bool) {
 	return nil, false
 }
 
+// Requests holds a record of each of the commonest requests (create,
+// setData, delete, check, multi, and the reads exists, getData,
+// getChildren), for whoever decodes one request at a time: a fresh record
+// handed on as a Record goes to the heap, one allocation per request. The
+// zero value is ready to use; it must not be shared between goroutines.
+type Requests struct {
+	create    CreateRequest
+	setData   SetDataRequest
+	delete    DeleteRequest
+	check     CheckVersionRequest
+	multi     MultiRequest
+	pathWatch PathWatchRequest
+}
+
+// For is RequestFor, but for the commonest opcodes it returns the set's own
+// record, zeroed, which stays valid until the next call to For or Clear.
+// What a decoded record holds (paths, data, ACLs) is freshly allocated as
+// always, so it may be kept; the record itself may not.
+func (q *Requests) For(op Op) (rec Record, ok bool) {
+	switch op {
+	case OpCreate, OpCreate2, OpCreateContainer:
+		q.create = CreateRequest{}
+		return &q.create, true
+	case OpSetData:
+		q.setData = SetDataRequest{}
+		return &q.setData, true
+	case OpDelete:
+		q.delete = DeleteRequest{}
+		return &q.delete, true
+	case OpCheck:
+		q.check = CheckVersionRequest{}
+		return &q.check, true
+	case OpMulti, OpMultiRead:
+		q.multi = MultiRequest{}
+		return &q.multi, true
+	case OpExists, OpGetData, OpGetChildren, OpGetChildren2:
+		q.pathWatch = PathWatchRequest{}
+		return &q.pathWatch, true
+	}
+	return RequestFor(op)
+}
+
+// Clear zeroes the records, so that they keep nothing they pointed to alive.
+func (q *Requests) Clear() { *q = Requests{} }
+
 // ResponseFor returns a fresh zero record for the body of a successful
 // (err 0) reply to a client opcode. For the opcodes whose reply is the
 // header alone it returns (nil, true); it returns (nil, false) for the

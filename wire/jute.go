@@ -1,8 +1,10 @@
 package wire
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
+	"slices"
 )
 
 // Errors returned by decoding.
@@ -61,6 +63,13 @@ func AppendString(dst []byte, s string) []byte {
 // empty vector (count 0), never as a null vector: go-zookeeper reads the
 // count as unsigned and would try to allocate 4 G elements for -1.
 func AppendStrings(dst []byte, ss []string) []byte {
+	// Grown once: a list of 100k names is megabytes, and growing by
+	// appends copied it ten times over.
+	n := 4 + 4*len(ss)
+	for _, s := range ss {
+		n += len(s)
+	}
+	dst = slices.Grow(dst, n)
 	dst = AppendInt(dst, int32(len(ss)))
 	for _, s := range ss {
 		dst = AppendString(dst, s)
@@ -88,6 +97,17 @@ func (d *Decoder) Offset() int { return d.off }
 
 // Remaining returns how many bytes are left unread.
 func (d *Decoder) Remaining() int { return len(d.buf) - d.off }
+
+// Prefixed reports whether the unread bytes start with p, and if so
+// consumes them: a caller that knows a common encoding (the open ACL list)
+// can skip decoding it.
+func (d *Decoder) Prefixed(p []byte) bool {
+	if d.err != nil || !bytes.HasPrefix(d.buf[d.off:], p) {
+		return false
+	}
+	d.off += len(p)
+	return true
+}
 
 // Fail records err as the decoder's error unless one is already recorded.
 func (d *Decoder) Fail(err error) {
@@ -168,12 +188,16 @@ func (d *Decoder) Buffer() []byte {
 }
 
 // String reads a jute ustring; null reads as "".
-func (d *Decoder) String() string {
+func (d *Decoder) String() string { return string(d.StringBytes()) }
+
+// StringBytes reads a jute ustring's bytes without copying them: they alias
+// the input. Null reads as nil.
+func (d *Decoder) StringBytes() []byte {
 	n, null := d.length()
 	if null || d.err != nil {
-		return ""
+		return nil
 	}
-	return string(d.take(n))
+	return d.take(n)
 }
 
 // VectorLen reads a vector's count and checks that count elements of at
@@ -208,7 +232,11 @@ func (d *Decoder) Strings() []string {
 }
 
 // decodeWith runs fill against a fresh decoder over src and returns the
-// number of bytes it consumed and the first error.
+// number of bytes it consumed and the first error. Callers pass a function
+// literal (func(d *Decoder) { r.decode(d) }), not the method value
+// r.decode: once decodeWith is inlined the literal is called directly and
+// the Decoder stays on the stack, where a method value would move it to the
+// heap, an allocation for every record decoded.
 func decodeWith(src []byte, fill func(d *Decoder)) (int, error) {
 	d := Decoder{buf: src}
 	fill(&d)

@@ -33,7 +33,9 @@ func (h *MultiHeader) decode(d *Decoder) {
 }
 
 // Decode reads a MultiHeader from src.
-func (h *MultiHeader) Decode(src []byte) (int, error) { return decodeWith(src, h.decode) }
+func (h *MultiHeader) Decode(src []byte) (int, error) {
+	return decodeWith(src, func(d *Decoder) { h.decode(d) })
+}
 
 // nextMultiHeader reads the header of the next sub-op or result. It reports
 // false at the terminator, and fails with ErrBadMulti if the input ends
@@ -49,13 +51,6 @@ func nextMultiHeader(d *Decoder) (MultiHeader, bool) {
 	}
 	h.decode(d)
 	return h, !h.Done
-}
-
-// bodyRecord is a record that can decode itself from a shared Decoder, so
-// that it can be read in the middle of a multi.
-type bodyRecord interface {
-	Record
-	decode(d *Decoder)
 }
 
 // MultiOp is one sub-op of a multi request: its opcode and its request
@@ -87,25 +82,55 @@ func (m *MultiRequest) Append(dst []byte) []byte {
 	return appendMultiEnd(dst)
 }
 
-// multiOpRecord returns a fresh record for a multi sub-op type and whether
-// the sub-op is a read; ok is false for types a multi may not carry.
-func multiOpRecord(t Op) (rec bodyRecord, read, ok bool) {
+// subOpKind reports whether a multi sub-op type is a read; ok is false
+// for types a multi may not carry.
+func subOpKind(t Op) (read, ok bool) {
+	switch t {
+	case OpCreate, OpCreate2, OpCreateContainer, OpCreateTTL, OpDelete, OpSetData, OpCheck:
+		return false, true
+	case OpGetData, OpGetChildren:
+		return true, true
+	}
+	return false, false
+}
+
+// decodeSubOp reads the record of a sub-op of type t (one subOpKind
+// knows) into a fresh record. Each type is decoded as itself, not through
+// an interface, which would move d to the heap.
+func decodeSubOp(t Op, d *Decoder) Record {
 	switch t {
 	case OpCreate, OpCreate2, OpCreateContainer:
-		return &CreateRequest{}, false, true
+		r := &CreateRequest{}
+		r.decode(d)
+		if r.Flags == FlagPersistentWithTTL || r.Flags == FlagPersistentSequentialWithTTL {
+			d.Fail(fmt.Errorf("%w: create sub-op with ttl flag %d and no ttl", ErrBadMulti, r.Flags))
+		}
+		return r
 	case OpCreateTTL:
-		return &CreateTTLRequest{}, false, true
+		r := &CreateTTLRequest{}
+		r.decode(d)
+		return r
 	case OpDelete:
-		return &DeleteRequest{}, false, true
+		r := &DeleteRequest{}
+		r.decode(d)
+		return r
 	case OpSetData:
-		return &SetDataRequest{}, false, true
+		r := &SetDataRequest{}
+		r.decode(d)
+		return r
 	case OpCheck:
-		return &CheckVersionRequest{}, false, true
-	case OpGetData, OpGetChildren:
-		return &PathWatchRequest{}, true, true
+		r := &CheckVersionRequest{}
+		r.decode(d)
+		return r
 	}
-	return nil, false, false
+	r := &PathWatchRequest{}
+	r.decode(d)
+	return r
 }
+
+// firstOps is the room a decoded multi starts with: most carry a few
+// sub-ops, and growing from one would take three allocations for three.
+const firstOps = 4
 
 func (m *MultiRequest) decode(d *Decoder) {
 	m.Ops, m.Read = nil, false
@@ -114,7 +139,7 @@ func (m *MultiRequest) decode(d *Decoder) {
 		if !more {
 			return
 		}
-		rec, read, ok := multiOpRecord(h.Type)
+		read, ok := subOpKind(h.Type)
 		switch {
 		case !ok:
 			d.Fail(fmt.Errorf("%w: sub-op type %d", ErrBadMulti, h.Type))
@@ -124,13 +149,12 @@ func (m *MultiRequest) decode(d *Decoder) {
 			return
 		}
 		m.Read = read
-		rec.decode(d)
-		if c, isCreate := rec.(*CreateRequest); isCreate &&
-			(c.Flags == FlagPersistentWithTTL || c.Flags == FlagPersistentSequentialWithTTL) {
-			d.Fail(fmt.Errorf("%w: create sub-op with ttl flag %d and no ttl", ErrBadMulti, c.Flags))
-		}
+		rec := decodeSubOp(h.Type, d)
 		if d.Err() != nil {
 			return
+		}
+		if m.Ops == nil {
+			m.Ops = make([]MultiOp, 0, firstOps)
 		}
 		m.Ops = append(m.Ops, MultiOp{Type: h.Type, Req: rec})
 	}
@@ -139,7 +163,9 @@ func (m *MultiRequest) decode(d *Decoder) {
 // Decode reads a MultiRequest from src. Like ZooKeeper, it stops at the
 // first header with Done set, whatever its type and err, and ignores the err
 // of sub-op headers; Append always writes the canonical -1 values.
-func (m *MultiRequest) Decode(src []byte) (int, error) { return decodeWith(src, m.decode) }
+func (m *MultiRequest) Decode(src []byte) (int, error) {
+	return decodeWith(src, func(d *Decoder) { m.decode(d) })
+}
 
 // MultiResult is one result of a multi reply. Which fields are meaningful
 // depends on Type: OpCreate has Path; OpCreate2 has Path and Stat; OpSetData
@@ -250,4 +276,6 @@ func (m *MultiResponse) decode(d *Decoder) {
 
 // Decode reads a MultiResponse from src. It fails with ErrBadMulti on a
 // result type ZooKeeper never sends or a missing terminator.
-func (m *MultiResponse) Decode(src []byte) (int, error) { return decodeWith(src, m.decode) }
+func (m *MultiResponse) Decode(src []byte) (int, error) {
+	return decodeWith(src, func(d *Decoder) { m.decode(d) })
+}

@@ -18,7 +18,9 @@ func (id *Id) decode(d *Decoder) {
 }
 
 // Decode reads an Id from src.
-func (id *Id) Decode(src []byte) (int, error) { return decodeWith(src, id.decode) }
+func (id *Id) Decode(src []byte) (int, error) {
+	return decodeWith(src, func(d *Decoder) { id.decode(d) })
+}
 
 // ACL is one access-control entry: permission bits granted to an identity.
 type ACL struct {
@@ -38,7 +40,9 @@ func (a *ACL) decode(d *Decoder) {
 }
 
 // Decode reads an ACL from src.
-func (a *ACL) Decode(src []byte) (int, error) { return decodeWith(src, a.decode) }
+func (a *ACL) Decode(src []byte) (int, error) {
+	return decodeWith(src, func(d *Decoder) { a.decode(d) })
+}
 
 // Well-known ACL lists (ZooDefs.Ids).
 var (
@@ -59,8 +63,17 @@ func AppendACLs(dst []byte, acl []ACL) []byte {
 	return dst
 }
 
-// ACLs reads a vector of ACL entries; null and empty both read as nil.
+// openACLEncoded is the encoding of OpenACLUnsafe.
+var openACLEncoded = AppendACLs(nil, OpenACLUnsafe)
+
+// ACLs reads a vector of ACL entries; null and empty both read as nil. The
+// open list, what most nodes are created with, reads as OpenACLUnsafe
+// itself, not decoded again (a slice and two strings): a decoded list must
+// not be changed in place.
 func (d *Decoder) ACLs() []ACL {
+	if d.Prefixed(openACLEncoded) {
+		return OpenACLUnsafe
+	}
 	n := d.VectorLen(12)
 	if n == 0 {
 		return nil
@@ -123,7 +136,9 @@ func (s *Stat) decode(d *Decoder) {
 }
 
 // Decode reads a Stat from src.
-func (s *Stat) Decode(src []byte) (int, error) { return decodeWith(src, s.decode) }
+func (s *Stat) Decode(src []byte) (int, error) {
+	return decodeWith(src, func(d *Decoder) { s.decode(d) })
+}
 
 // RequestHeader precedes every request after the connect request.
 type RequestHeader struct {

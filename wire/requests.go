@@ -29,7 +29,9 @@ func (r *CreateRequest) decode(d *Decoder) {
 }
 
 // Decode reads a CreateRequest from src.
-func (r *CreateRequest) Decode(src []byte) (int, error) { return decodeWith(src, r.decode) }
+func (r *CreateRequest) Decode(src []byte) (int, error) {
+	return decodeWith(src, func(d *Decoder) { r.decode(d) })
+}
 
 // CreateTTLRequest is the body of createTTL (21): a CreateRequest followed by
 // the node's time to live in milliseconds.
@@ -59,7 +61,9 @@ func (r *CreateTTLRequest) decode(d *Decoder) {
 }
 
 // Decode reads a CreateTTLRequest from src.
-func (r *CreateTTLRequest) Decode(src []byte) (int, error) { return decodeWith(src, r.decode) }
+func (r *CreateTTLRequest) Decode(src []byte) (int, error) {
+	return decodeWith(src, func(d *Decoder) { r.decode(d) })
+}
 
 // DeleteRequest is the body of delete (2). Version -1 matches any version.
 type DeleteRequest struct {
@@ -79,7 +83,9 @@ func (r *DeleteRequest) decode(d *Decoder) {
 }
 
 // Decode reads a DeleteRequest from src.
-func (r *DeleteRequest) Decode(src []byte) (int, error) { return decodeWith(src, r.decode) }
+func (r *DeleteRequest) Decode(src []byte) (int, error) {
+	return decodeWith(src, func(d *Decoder) { r.decode(d) })
+}
 
 // CheckVersionRequest is the body of a check (13) sub-op; it is valid only
 // inside a multi.
@@ -100,7 +106,9 @@ func (r *CheckVersionRequest) decode(d *Decoder) {
 }
 
 // Decode reads a CheckVersionRequest from src.
-func (r *CheckVersionRequest) Decode(src []byte) (int, error) { return decodeWith(src, r.decode) }
+func (r *CheckVersionRequest) Decode(src []byte) (int, error) {
+	return decodeWith(src, func(d *Decoder) { r.decode(d) })
+}
 
 // PathWatchRequest is the body of exists (3), getData (4), getChildren (8)
 // and getChildren2 (12): a path and whether to leave a watch on it.
@@ -121,7 +129,9 @@ func (r *PathWatchRequest) decode(d *Decoder) {
 }
 
 // Decode reads a PathWatchRequest from src.
-func (r *PathWatchRequest) Decode(src []byte) (int, error) { return decodeWith(src, r.decode) }
+func (r *PathWatchRequest) Decode(src []byte) (int, error) {
+	return decodeWith(src, func(d *Decoder) { r.decode(d) })
+}
 
 // PathRequest is the body of getACL (6), sync (9), deleteContainer (20),
 // getEphemerals (103, where Path is a prefix) and getAllChildrenNumber (104).
@@ -135,7 +145,9 @@ func (r *PathRequest) Append(dst []byte) []byte { return AppendString(dst, r.Pat
 func (r *PathRequest) decode(d *Decoder) { r.Path = d.String() }
 
 // Decode reads a PathRequest from src.
-func (r *PathRequest) Decode(src []byte) (int, error) { return decodeWith(src, r.decode) }
+func (r *PathRequest) Decode(src []byte) (int, error) {
+	return decodeWith(src, func(d *Decoder) { r.decode(d) })
+}
 
 // SetDataRequest is the body of setData (5). Version -1 matches any version.
 type SetDataRequest struct {
@@ -158,7 +170,9 @@ func (r *SetDataRequest) decode(d *Decoder) {
 }
 
 // Decode reads a SetDataRequest from src.
-func (r *SetDataRequest) Decode(src []byte) (int, error) { return decodeWith(src, r.decode) }
+func (r *SetDataRequest) Decode(src []byte) (int, error) {
+	return decodeWith(src, func(d *Decoder) { r.decode(d) })
+}
 
 // SetACLRequest is the body of setACL (7). Version is compared with the
 // node's aversion; -1 matches any.
@@ -182,4 +196,6 @@ func (r *SetACLRequest) decode(d *Decoder) {
 }
 
 // Decode reads a SetACLRequest from src.
-func (r *SetACLRequest) Decode(src []byte) (int, error) { return decodeWith(src, r.decode) }
+func (r *SetACLRequest) Decode(src []byte) (int, error) {
+	return decodeWith(src, func(d *Decoder) { r.decode(d) })
+}

@@ -30,7 +30,9 @@ func (r *ReconfigRequest) decode(d *Decoder) {
 }
 
 // Decode reads a ReconfigRequest from src.
-func (r *ReconfigRequest) Decode(src []byte) (int, error) { return decodeWith(src, r.decode) }
+func (r *ReconfigRequest) Decode(src []byte) (int, error) {
+	return decodeWith(src, func(d *Decoder) { r.decode(d) })
+}
 
 // RemoveWatchesRequest is the body of checkWatches (17) and removeWatches
 // (18). Type is a watcher type (WatcherTypeChildren, ...).
@@ -51,7 +53,9 @@ func (r *RemoveWatchesRequest) decode(d *Decoder) {
 }
 
 // Decode reads a RemoveWatchesRequest from src.
-func (r *RemoveWatchesRequest) Decode(src []byte) (int, error) { return decodeWith(src, r.decode) }
+func (r *RemoveWatchesRequest) Decode(src []byte) (int, error) {
+	return decodeWith(src, func(d *Decoder) { r.decode(d) })
+}
 
 // AddWatchRequest is the body of addWatch (106). Mode is
 // AddWatchModePersistent or AddWatchModePersistentRecursive.
@@ -72,7 +76,9 @@ func (r *AddWatchRequest) decode(d *Decoder) {
 }
 
 // Decode reads an AddWatchRequest from src.
-func (r *AddWatchRequest) Decode(src []byte) (int, error) { return decodeWith(src, r.decode) }
+func (r *AddWatchRequest) Decode(src []byte) (int, error) {
+	return decodeWith(src, func(d *Decoder) { r.decode(d) })
+}
 
 // AuthPacket is the body of auth (100): credentials for a scheme such as
 // "digest" (Auth = "user:password"). Type is always 0 in practice.
@@ -96,7 +102,9 @@ func (p *AuthPacket) decode(d *Decoder) {
 }
 
 // Decode reads an AuthPacket from src.
-func (p *AuthPacket) Decode(src []byte) (int, error) { return decodeWith(src, p.decode) }
+func (p *AuthPacket) Decode(src []byte) (int, error) {
+	return decodeWith(src, func(d *Decoder) { p.decode(d) })
+}
 
 // SASLRequest is the body of sasl (102) from a client (GetSASLRequest in
 // zookeeper.jute): one SASL token.
@@ -110,7 +118,9 @@ func (r *SASLRequest) Append(dst []byte) []byte { return AppendBuffer(dst, r.Tok
 func (r *SASLRequest) decode(d *Decoder) { r.Token = d.Buffer() }
 
 // Decode reads a SASLRequest from src.
-func (r *SASLRequest) Decode(src []byte) (int, error) { return decodeWith(src, r.decode) }
+func (r *SASLRequest) Decode(src []byte) (int, error) {
+	return decodeWith(src, func(d *Decoder) { r.decode(d) })
+}
 
 // SetWatches is the body of setWatches (101): the watches a reconnecting
 // client still holds, and the last zxid it saw, so that the server can fire
@@ -138,7 +148,9 @@ func (s *SetWatches) decode(d *Decoder) {
 }
 
 // Decode reads a SetWatches from src.
-func (s *SetWatches) Decode(src []byte) (int, error) { return decodeWith(src, s.decode) }
+func (s *SetWatches) Decode(src []byte) (int, error) {
+	return decodeWith(src, func(d *Decoder) { s.decode(d) })
+}
 
 // SetWatches2 is the body of setWatches2 (105): SetWatches plus the
 // persistent and persistent-recursive watches (3.6+).
@@ -171,4 +183,6 @@ func (s *SetWatches2) decode(d *Decoder) {
 }
 
 // Decode reads a SetWatches2 from src.
-func (s *SetWatches2) Decode(src []byte) (int, error) { return decodeWith(src, s.decode) }
+func (s *SetWatches2) Decode(src []byte) (int, error) {
+	return decodeWith(src, func(d *Decoder) { s.decode(d) })
+}

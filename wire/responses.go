@@ -15,7 +15,9 @@ func (r *CreateResponse) Append(dst []byte) []byte { return AppendString(dst, r.
 func (r *CreateResponse) decode(d *Decoder) { r.Path = d.String() }
 
 // Decode reads a CreateResponse from src.
-func (r *CreateResponse) Decode(src []byte) (int, error) { return decodeWith(src, r.decode) }
+func (r *CreateResponse) Decode(src []byte) (int, error) {
+	return decodeWith(src, func(d *Decoder) { r.decode(d) })
+}
 
 // Create2Response is the reply body of create2 (15), createContainer (19)
 // and createTTL (21): the path created and the new node's Stat.
@@ -36,7 +38,9 @@ func (r *Create2Response) decode(d *Decoder) {
 }
 
 // Decode reads a Create2Response from src.
-func (r *Create2Response) Decode(src []byte) (int, error) { return decodeWith(src, r.decode) }
+func (r *Create2Response) Decode(src []byte) (int, error) {
+	return decodeWith(src, func(d *Decoder) { r.decode(d) })
+}
 
 // StatResponse is the reply body of exists (3), setData (5) and setACL (7).
 type StatResponse struct {
@@ -49,7 +53,9 @@ func (r *StatResponse) Append(dst []byte) []byte { return r.Stat.Append(dst) }
 func (r *StatResponse) decode(d *Decoder) { r.Stat.decode(d) }
 
 // Decode reads a StatResponse from src.
-func (r *StatResponse) Decode(src []byte) (int, error) { return decodeWith(src, r.decode) }
+func (r *StatResponse) Decode(src []byte) (int, error) {
+	return decodeWith(src, func(d *Decoder) { r.decode(d) })
+}
 
 // GetDataResponse is the reply body of getData (4) and of reconfig (16),
 // which returns the new configuration as data. Data may be nil (null).
@@ -70,7 +76,9 @@ func (r *GetDataResponse) decode(d *Decoder) {
 }
 
 // Decode reads a GetDataResponse from src.
-func (r *GetDataResponse) Decode(src []byte) (int, error) { return decodeWith(src, r.decode) }
+func (r *GetDataResponse) Decode(src []byte) (int, error) {
+	return decodeWith(src, func(d *Decoder) { r.decode(d) })
+}
 
 // GetACLResponse is the reply body of getACL (6).
 type GetACLResponse struct {
@@ -90,7 +98,9 @@ func (r *GetACLResponse) decode(d *Decoder) {
 }
 
 // Decode reads a GetACLResponse from src.
-func (r *GetACLResponse) Decode(src []byte) (int, error) { return decodeWith(src, r.decode) }
+func (r *GetACLResponse) Decode(src []byte) (int, error) {
+	return decodeWith(src, func(d *Decoder) { r.decode(d) })
+}
 
 // GetChildrenResponse is the reply body of getChildren (8) and of
 // getEphemerals (103), whose reply has the same layout (a list of paths).
@@ -104,7 +114,9 @@ func (r *GetChildrenResponse) Append(dst []byte) []byte { return AppendStrings(d
 func (r *GetChildrenResponse) decode(d *Decoder) { r.Children = d.Strings() }
 
 // Decode reads a GetChildrenResponse from src.
-func (r *GetChildrenResponse) Decode(src []byte) (int, error) { return decodeWith(src, r.decode) }
+func (r *GetChildrenResponse) Decode(src []byte) (int, error) {
+	return decodeWith(src, func(d *Decoder) { r.decode(d) })
+}
 
 // GetChildren2Response is the reply body of getChildren2 (12).
 type GetChildren2Response struct {
@@ -124,7 +136,9 @@ func (r *GetChildren2Response) decode(d *Decoder) {
 }
 
 // Decode reads a GetChildren2Response from src.
-func (r *GetChildren2Response) Decode(src []byte) (int, error) { return decodeWith(src, r.decode) }
+func (r *GetChildren2Response) Decode(src []byte) (int, error) {
+	return decodeWith(src, func(d *Decoder) { r.decode(d) })
+}
 
 // SyncResponse is the reply body of sync (9): the request's path, echoed.
 type SyncResponse struct {
@@ -137,7 +151,9 @@ func (r *SyncResponse) Append(dst []byte) []byte { return AppendString(dst, r.Pa
 func (r *SyncResponse) decode(d *Decoder) { r.Path = d.String() }
 
 // Decode reads a SyncResponse from src.
-func (r *SyncResponse) Decode(src []byte) (int, error) { return decodeWith(src, r.decode) }
+func (r *SyncResponse) Decode(src []byte) (int, error) {
+	return decodeWith(src, func(d *Decoder) { r.decode(d) })
+}
 
 // GetAllChildrenNumberResponse is the reply body of getAllChildrenNumber
 // (104): the number of descendants of the node.
@@ -154,7 +170,7 @@ func (r *GetAllChildrenNumberResponse) decode(d *Decoder) { r.TotalNumber = d.In
 
 // Decode reads a GetAllChildrenNumberResponse from src.
 func (r *GetAllChildrenNumberResponse) Decode(src []byte) (int, error) {
-	return decodeWith(src, r.decode)
+	return decodeWith(src, func(d *Decoder) { r.decode(d) })
 }
 
 // ErrorResponse is a bare result code (4 bytes): the body of a failed
@@ -170,7 +186,9 @@ func (r ErrorResponse) Append(dst []byte) []byte { return AppendInt(dst, int32(r
 func (r *ErrorResponse) decode(d *Decoder) { r.Err = Code(d.Int()) }
 
 // Decode reads an ErrorResponse from src.
-func (r *ErrorResponse) Decode(src []byte) (int, error) { return decodeWith(src, r.decode) }
+func (r *ErrorResponse) Decode(src []byte) (int, error) {
+	return decodeWith(src, func(d *Decoder) { r.decode(d) })
+}
 
 // ClientInfo is one authenticated identity of a session, as whoAmI reports it.
 type ClientInfo struct {
@@ -190,7 +208,9 @@ func (c *ClientInfo) decode(d *Decoder) {
 }
 
 // Decode reads a ClientInfo from src.
-func (c *ClientInfo) Decode(src []byte) (int, error) { return decodeWith(src, c.decode) }
+func (c *ClientInfo) Decode(src []byte) (int, error) {
+	return decodeWith(src, func(d *Decoder) { c.decode(d) })
+}
 
 // WhoAmIResponse is the reply body of whoAmI (107). An empty list is
 // written as count 0.
@@ -223,7 +243,9 @@ func (r *WhoAmIResponse) decode(d *Decoder) {
 }
 
 // Decode reads a WhoAmIResponse from src.
-func (r *WhoAmIResponse) Decode(src []byte) (int, error) { return decodeWith(src, r.decode) }
+func (r *WhoAmIResponse) Decode(src []byte) (int, error) {
+	return decodeWith(src, func(d *Decoder) { r.decode(d) })
+}
 
 // SASLResponse is the reply body of sasl (102) (SetSASLResponse in
 // zookeeper.jute): the server's SASL token.
@@ -237,4 +259,6 @@ func (r *SASLResponse) Append(dst []byte) []byte { return AppendBuffer(dst, r.To
 func (r *SASLResponse) decode(d *Decoder) { r.Token = d.Buffer() }
 
 // Decode reads a SASLResponse from src.
-func (r *SASLResponse) Decode(src []byte) (int, error) { return decodeWith(src, r.decode) }
+func (r *SASLResponse) Decode(src []byte) (int, error) {
+	return decodeWith(src, func(d *Decoder) { r.decode(d) })
+}

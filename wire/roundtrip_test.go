@@ -115,6 +115,26 @@ func TestRequestFor(t *testing.T) {
 	checkLookup(t, RequestFor, want)
 }
 
+func TestRequests_ForIsRequestForReused(t *testing.T) {
+	var q Requests
+	for op := Op(-200); op <= 200; op++ {
+		want, wantOK := RequestFor(op)
+		got, ok := q.For(op)
+		require.Equal(t, wantOK, ok, "op %d (%s)", op, op)
+		require.Equal(t, fmt.Sprintf("%T", want), fmt.Sprintf("%T", got), "op %d (%s)", op, op)
+	}
+	rec, _ := q.For(OpSetData)
+	_, err := rec.Decode((&SetDataRequest{Path: "/a", Data: []byte("x"), Version: 3}).Append(nil))
+	require.NoError(t, err)
+	again, _ := q.For(OpSetData)
+	require.Same(t, rec, again, "the set's own record")
+	require.Equal(t, &SetDataRequest{}, again, "zeroed")
+	_, err = again.Decode((&SetDataRequest{Path: "/b", Version: 1}).Append(nil))
+	require.NoError(t, err)
+	q.Clear()
+	require.Equal(t, &SetDataRequest{}, again, "cleared")
+}
+
 func TestResponseFor(t *testing.T) {
 	want := map[Op]string{
 		OpCreate: "*wire.CreateResponse", OpCreate2: "*wire.Create2Response",
@@ -155,4 +175,15 @@ func TestStrings(t *testing.T) {
 	require.Equal(t, "Code(-999)", Code(-999).String())
 	require.Equal(t, "NodeDataChanged", EventNodeDataChanged.String())
 	require.Equal(t, "EventType(9)", EventType(9).String())
+}
+
+func TestDecoder_ACLsSharesTheOpenList(t *testing.T) {
+	var r CreateRequest
+	_, err := r.Decode((&CreateRequest{Path: "/a", ACL: []ACL{{Perms: PermAll, ID: Id{Scheme: "world", ID: "anyone"}}}}).Append(nil))
+	require.NoError(t, err)
+	require.Same(t, &OpenACLUnsafe[0], &r.ACL[0], "the open list is shared")
+	_, err = r.Decode((&CreateRequest{Path: "/a", ACL: ReadACLUnsafe}).Append(nil))
+	require.NoError(t, err)
+	require.Equal(t, ReadACLUnsafe, r.ACL)
+	require.NotSame(t, &ReadACLUnsafe[0], &r.ACL[0], "any other list is decoded")
 }

@@ -69,6 +69,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	report := fs.String("report", "", "with -suite, write the Markdown report to this file (default: standard output)")
 	plots := fs.String("plots", "", "with -suite, write an SVG plot per scenario into this directory")
 	fanoutRounds := fs.Int("fanout-rounds", 5, "with -suite, changes per fan-out measurement (the median is taken)")
+	hold := fs.String("hold", "", "instead of -ops, hold watches=N (one session) or sessions=N and report memory for each")
 	pids := map[string]int{}
 	fs.Func("pid", "name=PID: the process of -target name, whose memory -fill measures (a JVM's live heap through jcmd)", func(v string) error {
 		name, p, _ := strings.Cut(v, "=")
@@ -114,6 +115,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if *suite != "" {
 		return runSuiteCommand(*suite, *sizes, *report, *plots, suiteParams{cfg.Duration, cfg.Warmup, *fanoutRounds},
 			targets, *runs, stdout, stderr)
+	}
+	if *hold != "" {
+		return runHolds(*hold, targets, pids, *embedded, *runs, stdout, stderr)
 	}
 	if *fill != "" {
 		return runFills(*fill, *fillName, *fillData, cfg, targets, pids, *embedded, *runs, stdout, stderr)

@@ -167,17 +167,9 @@ func runFills(spec string, nameLen, dataLen int, cfg loadgen.Config, targets []t
 		fmt.Fprintf(stderr, "zkload: -fill %q: want PARENTSxCHILDREN, as 1000x1000\n", spec)
 		return 2
 	}
-	probes := make([]prober, len(targets))
-	for i, t := range targets {
-		switch pid, ok := pids[t.name]; {
-		case ok:
-			probes[i] = pidProbe(pid)
-		case embedded && i == 0:
-			probes[i] = selfProbe
-		default:
-			fmt.Fprintf(stderr, "zkload: -fill needs -pid %s=PID to measure %s\n", t.name, t.name)
-			return 2
-		}
+	probes, ok := probesFor("-fill", targets, pids, embedded, stderr)
+	if !ok {
+		return 2
 	}
 	printFillHeader(stdout)
 	for range runs {
@@ -190,6 +182,76 @@ func runFills(spec string, nameLen, dataLen int, cfg loadgen.Config, targets []t
 				return 1
 			}
 			printFill(stdout, t.name, r)
+		}
+	}
+	return 0
+}
+
+// probesFor returns each target's memory probe: its -pid, or this process
+// for the embedded server.
+func probesFor(flag string, targets []target, pids map[string]int, embedded bool, stderr io.Writer) ([]prober, bool) {
+	probes := make([]prober, len(targets))
+	for i, t := range targets {
+		switch pid, ok := pids[t.name]; {
+		case ok:
+			probes[i] = pidProbe(pid)
+		case embedded && i == 0:
+			probes[i] = selfProbe
+		default:
+			fmt.Fprintf(stderr, "zkload: %s needs -pid %s=PID to measure %s\n", flag, t.name, t.name)
+			return nil, false
+		}
+	}
+	return probes, true
+}
+
+// runHolds measures what a server holds for each watch or session
+// (-hold watches=N or sessions=N): its memory before, with the N held, and
+// the difference divided by N.
+func runHolds(spec string, targets []target, pids map[string]int, embedded bool, runs int, stdout, stderr io.Writer) int {
+	kind, count, _ := strings.Cut(spec, "=")
+	n, err := strconv.Atoi(count)
+	if (kind != "watches" && kind != "sessions") || err != nil || n < 1 {
+		fmt.Fprintf(stderr, "zkload: -hold %q: want watches=N or sessions=N\n", spec)
+		return 2
+	}
+	probes, ok := probesFor("-hold", targets, pids, embedded, stderr)
+	if !ok {
+		return 2
+	}
+	fmt.Fprintf(stdout, "%-10s %9s %12s %12s %11s %11s\n", "server", kind, "rss before", "rss after", "rss/each", "heap/each")
+	for range runs {
+		for i, t := range targets {
+			root, err := loadgen.NewRoot(t.addr)
+			if err != nil {
+				fmt.Fprintln(stderr, "zkload:", err)
+				return 1
+			}
+			before, err := probes[i]()
+			var release func()
+			if err == nil && kind == "watches" {
+				release, err = loadgen.HoldWatches(t.addr, root, n)
+			} else if err == nil {
+				release, err = loadgen.HoldSessions(t.addr, n)
+			}
+			var after memory
+			if err == nil {
+				after, err = probes[i]()
+				release()
+			}
+			if err == nil {
+				err = loadgen.RemoveRoot(t.addr, root)
+			}
+			if err != nil {
+				fmt.Fprintf(stderr, "zkload: %s -hold %s: %v\n", t.name, spec, err)
+				return 1
+			}
+			heap := "-"
+			if before.heap >= 0 && after.heap >= 0 {
+				heap = fmt.Sprintf("%.0f B", float64(after.heap-before.heap)/float64(n))
+			}
+			fmt.Fprintf(stdout, "%-10s %9d %10.1f MB %10.1f MB %9.0f B %11s\n", t.name, n, float64(before.rss)/(1<<20),
+				float64(after.rss)/(1<<20), float64(after.rss-before.rss)/float64(n), heap)
 		}
 	}
 	return 0

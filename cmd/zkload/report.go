@@ -116,8 +116,18 @@ func writePlots(dir string, picked []scenario, targets []target, res results) er
 		p.Title.Text = sc.name
 		p.X.Label.Text = sc.size
 		p.Y.Label.Text = m.name
-		if sc.sizes[len(sc.sizes)-1] >= 10*sc.sizes[0] {
-			p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
+		// A tick at each size measured, with room on either side.
+		var ticks []plot.Tick
+		for _, size := range sc.sizes {
+			ticks = append(ticks, plot.Tick{Value: float64(size), Label: fmt.Sprint(size)})
+		}
+		p.X.Tick.Marker = plot.ConstantTicks(ticks)
+		first, last := float64(sc.sizes[0]), float64(sc.sizes[len(sc.sizes)-1])
+		if last >= 10*first {
+			p.X.Scale = plot.LogScale{}
+			p.X.Min, p.X.Max = first/1.5, last*1.5
+		} else {
+			p.X.Min, p.X.Max = first-(last-first)/10, last+(last-first)/10
 		}
 		lo, hi := math.Inf(1), 0.0
 		for ti, t := range targets {
@@ -137,10 +147,15 @@ func writePlots(dir string, picked []scenario, targets []target, res results) er
 			p.Add(line, points)
 			p.Legend.Add(t.name, line, points)
 		}
+		// Room above the lines for the legend, top left.
 		if lo > 0 && hi/lo > 20 {
 			p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
+			p.Y.Min, p.Y.Max = lo/1.5, hi*6
+		} else {
+			p.Y.Min, p.Y.Max = 0, hi*1.35
 		}
-		p.Legend.Top = !m.higher
+		p.Legend.Top, p.Legend.Left = true, true
+		p.Legend.XOffs, p.Legend.YOffs = vg.Points(8), -vg.Points(4)
 		if err := p.Save(5*vg.Inch, 3.2*vg.Inch, filepath.Join(dir, plotFile(sc))); err != nil {
 			return err
 		}

@@ -345,3 +345,41 @@ func (st Storm) Run() (StormResult, error) {
 	res.LastGone = time.Since(cutAt)
 	return res, nil
 }
+
+// HoldWatches has one session leave n data watches, each on a node of its
+// own that does not exist (exists with a watch, as a client waiting for a
+// node does), and returns a function that closes the session: what a
+// server's memory per watch is measured with.
+func HoldWatches(addr, root string, n int) (release func(), err error) {
+	s, err := dial(firstAddr(addr))
+	if err != nil {
+		return nil, err
+	}
+	err = s.pipeline(n, 256, func(k int) {
+		s.send(wire.OpExists, &wire.PathWatchRequest{Path: fmt.Sprintf("%s/w%015d", root, k), Watch: true})
+	}, func(k int, code wire.Code) error {
+		if code != wire.CodeNoNode {
+			return fmt.Errorf("exists with a watch: %v", code)
+		}
+		return nil
+	})
+	if err != nil {
+		s.close()
+		return nil, err
+	}
+	stop := make(chan struct{})
+	pinging := keepAlive([]*session{s}, stop)
+	return func() { close(stop); pinging.Wait(); s.close() }, nil
+}
+
+// HoldSessions opens n idle sessions, kept alive, and returns a function
+// that closes them: what a server's memory per session is measured with.
+func HoldSessions(addr string, n int) (release func(), err error) {
+	sessions, err := dialMany(addr, n, 30*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	stop := make(chan struct{})
+	pinging := keepAlive(sessions, stop)
+	return func() { close(stop); pinging.Wait(); closeAll(sessions) }, nil
+}

@@ -76,3 +76,21 @@ func TestHandoffs(t *testing.T) {
 	assert.Positive(t, res.Handoffs)
 	assert.Len(t, res.Waits, res.Handoffs)
 }
+
+// TestHold: the watches and sessions held are there until released.
+func TestHold(t *testing.T) {
+	srv := servertest.NewServer(t)
+	root, err := loadgen.NewRoot(srv.ConnectString())
+	require.NoError(t, err)
+	release, err := loadgen.HoldWatches(srv.ConnectString(), root, 50)
+	require.NoError(t, err)
+	assert.Len(t, srv.Inspect().Watches(), 50)
+	release()
+	require.Eventually(t, func() bool { return len(srv.Inspect().Watches()) == 0 }, 5*time.Second, 10*time.Millisecond)
+
+	release, err = loadgen.HoldSessions(srv.ConnectString(), 20)
+	require.NoError(t, err)
+	assert.Len(t, srv.Inspect().Sessions(), 20)
+	release()
+	require.Eventually(t, func() bool { return len(srv.Inspect().Sessions()) == 0 }, 5*time.Second, 10*time.Millisecond)
+}
