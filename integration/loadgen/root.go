@@ -44,6 +44,9 @@ func RemoveRoot(addr, root string) error {
 		err := s.pipelineReplies(len(above), 256, func(k int) {
 			s.send(wire.OpGetChildren, &wire.PathWatchRequest{Path: above[k]})
 		}, func(k int, h wire.ReplyHeader, body []byte) error {
+			if h.Err == wire.CodeNoNode {
+				return nil // gone meanwhile: an empty container reaped, an ephemeral expired
+			}
 			if h.Err != wire.CodeOK {
 				return fmt.Errorf("list %s: %v", above[k], h.Err)
 			}
