@@ -104,13 +104,16 @@ func benchRestart(b *testing.B, store string, parents, children int) {
 	b.ReportMetric(float64(ms.HeapAlloc)/(1<<20), "live-heap-MiB")
 }
 
-func startServer(b *testing.B, cfg server.Config) *server.Server {
+// startServer starts a server the caller closes (a durable one is closed
+// and started again on its data dir, which t.Cleanup would come too late for).
+func startServer(tb testing.TB, cfg server.Config) *server.Server {
+	tb.Helper()
 	srv, err := server.New(cfg)
 	if err == nil {
 		err = srv.Start()
 	}
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	return srv
 }

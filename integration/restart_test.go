@@ -24,10 +24,7 @@ func TestDurableSnapshotFollowsSnapCount(t *testing.T) {
 	for _, store := range []string{server.LogStoreBolt, server.LogStoreWAL} {
 		t.Run(store, func(t *testing.T) {
 			dir := t.TempDir()
-			cfg := server.Config{ClientPortAddress: "127.0.0.1:0", DataDir: dir, LogStore: store, SnapCount: 100}
-			srv, err := server.New(cfg)
-			require.NoError(t, err)
-			require.NoError(t, srv.Start())
+			srv := startServer(t, server.Config{ClientPortAddress: "127.0.0.1:0", DataDir: dir, LogStore: store, SnapCount: 100})
 			t.Cleanup(func() { srv.Close() })
 			root, err := loadgen.NewRoot(srv.ConnectString())
 			require.NoError(t, err)

@@ -98,10 +98,10 @@ func (d *Decoder) Offset() int { return d.off }
 // Remaining returns how many bytes are left unread.
 func (d *Decoder) Remaining() int { return len(d.buf) - d.off }
 
-// Prefixed reports whether the unread bytes start with p, and if so
+// prefixed reports whether the unread bytes start with p, and if so
 // consumes them: a caller that knows a common encoding (the open ACL list)
 // can skip decoding it.
-func (d *Decoder) Prefixed(p []byte) bool {
+func (d *Decoder) prefixed(p []byte) bool {
 	if d.err != nil || !bytes.HasPrefix(d.buf[d.off:], p) {
 		return false
 	}

@@ -71,7 +71,7 @@ var openACLEncoded = AppendACLs(nil, OpenACLUnsafe)
 // itself, not decoded again (a slice and two strings): a decoded list must
 // not be changed in place.
 func (d *Decoder) ACLs() []ACL {
-	if d.Prefixed(openACLEncoded) {
+	if d.prefixed(openACLEncoded) {
 		return OpenACLUnsafe
 	}
 	n := d.VectorLen(12)

@@ -283,8 +283,6 @@ func (n *Node) waitLeader(ctx context.Context) error {
 	return nil
 }
 
-func (n *Node) isLeader() bool { return n.raftNow() != nil && n.raftNow().State() == raft.Leader }
-
 // raftLogger bridges hashicorp/raft's hclog logging into the server's slog
 // handler. Raft logs at Info on every election, so it logs at Warn and above
 // unless the handler is enabled for debugging.
