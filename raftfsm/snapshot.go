@@ -22,19 +22,22 @@ const (
 	snapshotVersion = 1
 )
 
-// fsmSnapshot is a captured state, written out by Persist while the FSM goes on.
+// fsmSnapshot is a captured state, written out by Persist while the FSM
+// goes on: the sessions copied, the tree a copy-on-write snapshot.
 type fsmSnapshot struct {
 	lastZxid int64
 	sessions []Session
 	tree     *tree.Snapshot
+	kept     bool // a Keeper keeps it: it stays open after Release, until Discard
 }
 
 // Snapshot captures the state. It runs between applies (hashicorp/raft calls
-// it on the FSM goroutine) and only copies; Persist does the writing.
+// it on the FSM goroutine) and copies only the sessions; Persist does the
+// writing, and the tree keeps what it changes meanwhile, until Release.
 func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
-	f.mu.RLock()
-	defer f.mu.RUnlock()
-	s := &fsmSnapshot{lastZxid: f.lastZxid.Load(), tree: f.tree.Snapshot()}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	s := &fsmSnapshot{lastZxid: f.lastZxid.Load(), tree: f.tree.Snapshot(&f.mu)}
 	s.sessions = make([]Session, 0, len(f.sessions))
 	for _, sess := range f.sessions {
 		s.sessions = append(s.sessions, *sess)
@@ -45,7 +48,8 @@ func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
 // Keeper is a raft.SnapshotSink that can keep a snapshot's captured state
 // instead of its bytes, for a store that serializes it only when the
 // snapshot is opened (an in-memory store: most snapshots only let Raft
-// truncate its log and are never read).
+// truncate its log and are never read). A kept state stays open, and the
+// tree keeps for it what changes, until the store passes it to Discard.
 type Keeper interface {
 	raft.SnapshotSink
 	Keep(s raft.FSMSnapshot)
@@ -56,6 +60,7 @@ type Keeper interface {
 // sink keeps the captured state instead.
 func (s *fsmSnapshot) Persist(sink raft.SnapshotSink) error {
 	if k, ok := sink.(Keeper); ok {
+		s.kept = true
 		k.Keep(s)
 		return sink.Close()
 	}
@@ -89,8 +94,21 @@ func (s *fsmSnapshot) header() []byte {
 	return wire.EndFrame(b, start)
 }
 
-// Release is a no-op: the captured state is garbage collected.
-func (s *fsmSnapshot) Release() {}
+// Release closes the tree's snapshot, unless a Keeper keeps it.
+func (s *fsmSnapshot) Release() {
+	if !s.kept {
+		s.tree.Close()
+	}
+}
+
+// Discard closes a state that a Keeper kept (Persist), once the store no
+// longer holds it. A write of it under way finishes first. Other
+// snapshots are left alone.
+func Discard(s raft.FSMSnapshot) {
+	if fs, ok := s.(*fsmSnapshot); ok {
+		fs.tree.Close()
+	}
+}
 
 // Restore replaces the whole state with a snapshot written by Persist. The
 // new state is built aside and swapped in under the lock; on error the old

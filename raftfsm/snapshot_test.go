@@ -182,7 +182,7 @@ func TestFSM_RestoreCorrupt(t *testing.T) {
 		}},
 		{name: "a tree snapshot alone", mutate: func([]byte) []byte {
 			var buf bytes.Buffer
-			_, err := tree.New().Snapshot().WriteTo(&buf)
+			_, err := tree.New().Snapshot(nil).WriteTo(&buf)
 			if err != nil {
 				panic(err)
 			}

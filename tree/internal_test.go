@@ -238,27 +238,31 @@ type pathRecord struct {
 // among them or not.
 func encodeSnapshot(t testing.TB, records []pathRecord) []byte {
 	t.Helper()
-	var lists []kidSeqs
+	type kidList struct {
+		parent string
+		names  []string
+		seqs   []uint32
+	}
+	var lists []kidList
 	for i, r := range records {
 		if r.path == "/" || !strings.HasPrefix(r.path, "/") {
 			continue
 		}
-		k := slices.IndexFunc(lists, func(ks kidSeqs) bool { return ks.parent == parentOf(r.path) })
+		k := slices.IndexFunc(lists, func(l kidList) bool { return l.parent == parentOf(r.path) })
 		if k < 0 {
-			k, lists = len(lists), append(lists, kidSeqs{parent: parentOf(r.path)})
+			k, lists = len(lists), append(lists, kidList{parent: parentOf(r.path)})
 		}
 		lists[k].names, lists[k].seqs = append(lists[k].names, baseName(r.path)), append(lists[k].seqs, uint32(i))
 	}
 	var buf bytes.Buffer
-	_, err := writeSnapshot(&buf, len(records), [][]wire.ACL{wire.OpenACLUnsafe}, func(fn func([]byte, *record) error) error {
-		for i := range records {
-			if err := fn([]byte(records[i].path), &records[i].r); err != nil {
-				return err
-			}
-		}
-		return nil
-	}, lists)
-	require.NoError(t, err)
+	e := newEncoder(&buf, len(records), [][]wire.ACL{wire.OpenACLUnsafe})
+	for i := range records {
+		e.record([]byte(records[i].path), &records[i].r)
+	}
+	for _, l := range lists {
+		e.kids([]byte(l.parent), l.names, l.seqs)
+	}
+	require.NoError(t, e.flush())
 	return buf.Bytes()
 }
 

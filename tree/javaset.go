@@ -223,6 +223,14 @@ func (s *javaSet[E]) restoreMember(name string, e E, seq uint32) bool {
 	return true
 }
 
+// cloneInto makes c a copy of s that shares no table with it (the cached
+// order, which is never changed in place, is shared).
+func (s *javaSet[E]) cloneInto(c *javaSet[E]) {
+	c.slots = slices.Clone(s.slots)
+	c.n, c.next, c.bits, c.init, c.counts = s.n, s.next, s.bits, s.init, s.counts
+	c.order.Store(s.order.Load())
+}
+
 // seqOf returns a member's insertion sequence.
 func (s *javaSet[E]) seqOf(name string) uint32 { return s.get(name).place() }
 

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -27,9 +29,9 @@ func BenchmarkMemoryPerZnode(b *testing.B) {
 				t := fillTree(b, size.parents, size.children)
 				nodes := float64(size.parents * (1 + size.children))
 				b.ReportMetric(float64(liveHeap()-before)/nodes, "heap-B/znode")
-				snap := t.Snapshot()
+				snap := t.Snapshot(nil)
 				b.ReportMetric(float64(liveHeap()-before)/nodes, "with-snapshot-B/znode")
-				runtime.KeepAlive(snap)
+				snap.Close()
 				runtime.KeepAlive(t)
 			}
 		})
@@ -74,26 +76,62 @@ func fillTree(b *testing.B, parents, children int) *tree.Tree {
 }
 
 // BenchmarkSnapshotRestore measures a snapshot of zkload -fill's tree:
-// capturing it (what stops the tree's writers), writing it out, and
-// restoring a tree from it (what a restart waits for).
+// opening it (what stops the tree's writers), writing it out while a
+// writer changes the tree as fast as it can (how long that writer ever
+// waited for the lock (p99 and max), and how many of its changes the tree kept a copy
+// for), and restoring a tree from it (what a restart waits for).
 //
 //	go test -run '^$' -bench SnapshotRestore -benchtime 3x ./tree
 func BenchmarkSnapshotRestore(b *testing.B) {
 	for _, size := range []struct{ parents, children int }{{100, 1000}, {1000, 1000}} {
 		b.Run(fmt.Sprintf("%dx%d", size.parents, size.children), func(b *testing.B) {
 			t := fillTree(b, size.parents, size.children)
-			var capture, write, restore time.Duration
+			var mu sync.RWMutex
+			var open, write, restore time.Duration
+			var waits []time.Duration
+			var changes, kept int
 			var buf bytes.Buffer
+			zxid := int64(1 << 40)
 			for range b.N {
 				buf.Reset()
 				start := time.Now()
-				snap := t.Snapshot()
-				capture += time.Since(start)
+				mu.Lock()
+				snap := t.Snapshot(&mu)
+				mu.Unlock()
+				open += time.Since(start)
+
+				stop := make(chan struct{})
+				var wg sync.WaitGroup
+				wg.Go(func() {
+					for i := 0; ; i++ {
+						select {
+						case <-stop:
+							return
+						default:
+						}
+						path := fmt.Sprintf("/p%015d/c%015d", i%size.parents, (i/size.parents*7919)%size.children)
+						asked := time.Now()
+						mu.Lock()
+						waits = append(waits, time.Since(asked))
+						zxid++
+						if _, code := t.SetData(&tree.Context{Zxid: zxid, Time: zxid}, path, []byte("x"), -1); code != wire.CodeOK {
+							b.Errorf("setData %s: %v", path, code)
+						}
+						mu.Unlock()
+						changes++
+					}
+				})
 				start = time.Now()
-				if _, err := snap.WriteTo(&buf); err != nil {
+				_, err := snap.WriteTo(&buf)
+				write += time.Since(start)
+				close(stop)
+				wg.Wait()
+				if err != nil {
 					b.Fatal(err)
 				}
-				write += time.Since(start)
+				kept += snap.Preserved()
+				snap.Close()
+
 				start = time.Now()
 				back, err := tree.Restore(bytes.NewReader(buf.Bytes()))
 				if err != nil {
@@ -105,8 +143,13 @@ func BenchmarkSnapshotRestore(b *testing.B) {
 				}
 			}
 			n := float64(b.N)
-			b.ReportMetric(capture.Seconds()*1000/n, "capture-ms")
+			b.ReportMetric(open.Seconds()*1000/n, "open-ms")
 			b.ReportMetric(write.Seconds()*1000/n, "write-ms")
+			slices.Sort(waits)
+			b.ReportMetric(waits[len(waits)*99/100].Seconds()*1000, "p99-wait-ms")
+			b.ReportMetric(waits[len(waits)-1].Seconds()*1000, "max-wait-ms")
+			b.ReportMetric(float64(changes)/n, "changes/write")
+			b.ReportMetric(float64(kept)/n, "kept/write")
 			b.ReportMetric(restore.Seconds()*1000/n, "restore-ms")
 			b.ReportMetric(float64(buf.Len())/(1<<20), "MiB")
 		})

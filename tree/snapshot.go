@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
-	"slices"
 	"strings"
 
 	"github.com/zkraft/zkraft/wire"
@@ -28,41 +27,6 @@ const (
 	maxSnapshotRecord = 256 << 20
 )
 
-// Snapshot is a point-in-time copy of a tree, cheap to take (nodes are
-// copied, data and names shared, since they are never modified in place)
-// and written out later by WriteTo, while the tree goes on changing.
-type Snapshot struct {
-	nodes []captured // parents before their children
-	// kids and ephs hold what only some nodes have, by their index in
-	// nodes, in its order.
-	kids []capturedKids
-	ephs []capturedEph
-	acls [][]wire.ACL // the tree's ACL lists, by the index nodes hold
-}
-
-// captured is a node as a Snapshot keeps it: a copy, and its name. It
-// names its parent by index; the stream holds each node's path instead.
-type captured struct {
-	name   string // "" for the root
-	parent int32  // the parent's index among the nodes; -1 for the root
-	n      node   // kids nil
-}
-
-// capturedKids is the state of the kids of the node at index.
-type capturedKids struct {
-	index   int32
-	creates int32
-	pzxid   int64
-	kids    setState
-}
-
-// capturedEph is the place of the ephemeral at index in its session's set.
-type capturedEph struct {
-	index  int32
-	ephSeq uint32
-	eph    setState
-}
-
 // record is one node as the stream holds it, besides its path and ACL.
 // Besides the node, it keeps the node's places in ZooKeeper's iteration
 // orders, so that a restored tree lists children and ephemerals as the
@@ -76,6 +40,16 @@ type record struct {
 	ephSeq  uint32
 }
 
+// nodeRecord returns the record of n, but for an ephemeral's place.
+func nodeRecord(n *node) record {
+	r := record{n: *n, pzxid: n.pzxid(), creates: n.childCreates()}
+	r.n.kids = nil
+	if n.kids != nil {
+		r.kids = setState{n.kids.set.next, n.kids.set.bits}
+	}
+	return r
+}
+
 // hasKids reports whether the node had a child (so that it needs kids).
 func (r *record) hasKids() bool {
 	return r.pzxid != r.n.czxid || r.creates != 0 || r.kids != (setState{})
@@ -87,33 +61,13 @@ type setState struct {
 	bits uint8
 }
 
-// Snapshot captures the tree's current state.
-func (t *Tree) Snapshot() *Snapshot {
-	s := &Snapshot{nodes: make([]captured, 0, t.count), acls: slices.Clone(t.acls.lists)}
-	t.eachRecord(func(_ []byte, name string, parent int32, r *record) {
-		i := int32(len(s.nodes))
-		s.nodes = append(s.nodes, captured{name: name, parent: parent, n: r.n})
-		if r.hasKids() {
-			s.kids = append(s.kids, capturedKids{index: i, creates: r.creates, pzxid: r.pzxid, kids: r.kids})
-		}
-		if r.n.kind == KindEphemeral {
-			s.ephs = append(s.ephs, capturedEph{index: i, ephSeq: r.ephSeq, eph: r.eph})
-		}
-	})
-	return s
-}
-
-// eachRecord calls fn with the path, name, parent's index and record of
-// every node, parents before their children, counted from 0 in that order.
-// The path's bytes are valid only during the call.
-func (t *Tree) eachRecord(fn func(path []byte, name string, parent int32, r *record)) {
-	next := int32(0)
-	var visit func(path []byte, name string, parent int32, n *node)
-	visit = func(path []byte, name string, parent int32, n *node) {
+// eachRecord calls fn with the path and record of every node, parents
+// before their children. The path's bytes are valid only during the call.
+func (t *Tree) eachRecord(fn func(path []byte, r *record)) {
+	var visit func(path []byte, n *node)
+	visit = func(path []byte, n *node) {
 		r := t.record(path, n)
-		self := next
-		next++
-		fn(path, name, parent, &r)
+		fn(path, &r)
 		if n.kids == nil {
 			return
 		}
@@ -122,18 +76,15 @@ func (t *Tree) eachRecord(fn func(path []byte, name string, parent int32, r *rec
 			base = append(path, '/')
 		}
 		for name, child := range n.kids.set.all {
-			visit(append(base, name...), name, self, child)
+			visit(append(base, name...), child)
 		}
 	}
-	visit(append(make([]byte, 0, 256), '/'), "", -1, t.root)
+	visit(append(make([]byte, 0, 256), '/'), t.root)
 }
 
+// record returns the record of the node n at path.
 func (t *Tree) record(path []byte, n *node) record {
-	r := record{n: *n, pzxid: n.pzxid(), creates: n.childCreates()}
-	r.n.kids = nil
-	if n.kids != nil {
-		r.kids = setState{n.kids.set.next, n.kids.set.bits}
-	}
+	r := nodeRecord(n)
 	if n.kind == KindEphemeral {
 		set := t.ephemerals[n.owner()]
 		r.eph, r.ephSeq = setState{set.next, set.bits}, set.seqOf(string(path))
@@ -141,131 +92,59 @@ func (t *Tree) record(path []byte, n *node) record {
 	return r
 }
 
-// Len returns the number of nodes in the snapshot.
-func (s *Snapshot) Len() int { return len(s.nodes) }
-
-// WriteTo writes the snapshot: a header, the node count, one
-// length-prefixed record per node, with its path, then for each parent one
-// or more length-prefixed lists of its children's names and places.
-func (s *Snapshot) WriteTo(w io.Writer) (int64, error) {
-	lists := make([]kidSeqs, len(s.kids)) // by the parent's place in s.kids
-	for i := range s.nodes {
-		if c := &s.nodes[i]; c.parent >= 0 {
-			k, _ := slices.BinarySearchFunc(s.kids, c.parent, func(k capturedKids, i int32) int { return int(k.index - i) })
-			lists[k].names, lists[k].seqs = append(lists[k].names, c.name), append(lists[k].seqs, c.n.seq)
-		}
-	}
-	each := func(fn func(path []byte, r *record) error) error {
-		k := 0
-		return s.each(func(path []byte, r *record) error {
-			if r.hasKids() { // the nodes of s.kids, in its order
-				lists[k].parent = string(path)
-				k++
-			}
-			return fn(path, r)
-		})
-	}
-	return writeSnapshot(w, len(s.nodes), s.acls, each, lists)
-}
-
-// kidSeqs is a parent's children, each name with its insertion sequence,
-// as a version 2 stream lists them.
-type kidSeqs struct {
-	parent string
-	names  []string
-	seqs   []uint32
-}
-
 // kidsPerFrame bounds the children one frame of a version 2 snapshot lists,
 // so that a parent of millions stays within maxSnapshotRecord.
 const kidsPerFrame = 1 << 16
 
-// each calls fn with every node's record and path, which it builds from
-// the parent's: the nodes come parents first, so a stack of the paths of
-// the current node's ancestors holds every parent a node can name.
-func (s *Snapshot) each(fn func(path []byte, r *record) error) error {
-	type ancestor struct {
-		index int32
-		end   int // its path is path[:end]
-	}
-	var stack []ancestor
-	path := make([]byte, 0, 256)
-	kids, ephs := s.kids, s.ephs
-	for i := range s.nodes {
-		c := &s.nodes[i]
-		r := record{n: c.n, pzxid: c.n.czxid}
-		if len(kids) > 0 && kids[0].index == int32(i) {
-			r.creates, r.pzxid, r.kids = kids[0].creates, kids[0].pzxid, kids[0].kids
-			kids = kids[1:]
-		}
-		if len(ephs) > 0 && ephs[0].index == int32(i) {
-			r.ephSeq, r.eph = ephs[0].ephSeq, ephs[0].eph
-			ephs = ephs[1:]
-		}
-		if c.parent < 0 {
-			stack, path = stack[:0], append(path[:0], '/')
-		} else {
-			for stack[len(stack)-1].index != c.parent {
-				stack = stack[:len(stack)-1]
-			}
-			path = path[:stack[len(stack)-1].end]
-			if len(path) > 1 {
-				path = append(path, '/')
-			}
-			path = append(path, c.name...)
-		}
-		stack = append(stack, ancestor{index: int32(i), end: len(path)})
-		if err := fn(path, &r); err != nil {
-			return err
-		}
-	}
-	return nil
+// encoder encodes a snapshot stream into a buffer that its caller writes
+// out (flush) whenever it suits it: the header and node count, one
+// length-prefixed record per node, with its path, then for each parent one
+// or more length-prefixed lists of its children's names and places.
+type encoder struct {
+	w    countingWriter
+	buf  []byte
+	acls [][]wire.ACL // the records' ACL lists, by the index nodes hold
 }
 
-// writeSnapshot writes a snapshot stream of count records, which each
-// hands to its function, then the child lists; acls holds the records' ACL
-// lists.
-func writeSnapshot(w io.Writer, count int, acls [][]wire.ACL, each func(func(path []byte, r *record) error) error,
-	lists []kidSeqs) (int64, error) {
-	bw := bufio.NewWriterSize(w, 256<<10)
-	cw := &countingWriter{w: bw}
-	hdr := append([]byte(snapshotMagic), snapshotVersion)
-	hdr = binary.BigEndian.AppendUint64(hdr, uint64(count))
-	if _, err := cw.Write(hdr); err != nil {
-		return cw.n, err
+func newEncoder(w io.Writer, count int, acls [][]wire.ACL) *encoder {
+	e := &encoder{w: countingWriter{w: w}, acls: acls, buf: make([]byte, 0, 64<<10)}
+	e.buf = append(e.buf, snapshotMagic...)
+	e.buf = append(e.buf, snapshotVersion)
+	e.buf = binary.BigEndian.AppendUint64(e.buf, uint64(count))
+	return e
+}
+
+// record encodes a node's record.
+func (e *encoder) record(path []byte, r *record) {
+	var start int
+	e.buf, start = wire.StartFrame(e.buf)
+	e.buf = wire.EndFrame(appendRecord(e.buf, path, e.acls[r.n.acl], r), start)
+}
+
+// kids encodes a list of children of the node at parent.
+func (e *encoder) kids(parent []byte, names []string, seqs []uint32) {
+	var start int
+	e.buf, start = wire.StartFrame(e.buf)
+	e.buf = wire.AppendBuffer(e.buf, parent) // as a string: never null
+	e.buf = wire.AppendInt(e.buf, int32(len(names)))
+	for i, name := range names {
+		e.buf = wire.AppendString(e.buf, name)
+		e.buf = wire.AppendInt(e.buf, int32(seqs[i]))
 	}
-	var buf []byte
-	write := func(body func([]byte) []byte) error {
-		var start int
-		buf, start = wire.StartFrame(buf[:0])
-		buf = wire.EndFrame(body(buf), start)
-		_, err := cw.Write(buf)
-		return err
+	e.buf = wire.EndFrame(e.buf, start)
+}
+
+// full reports whether the buffer should be written out.
+func (e *encoder) full() bool { return len(e.buf) >= 1<<20 }
+
+// flush writes out what is buffered.
+func (e *encoder) flush() error {
+	_, err := e.w.Write(e.buf)
+	if cap(e.buf) > 4<<20 {
+		e.buf = make([]byte, 0, 64<<10) // one huge record does not pin its buffer
 	}
-	err := each(func(path []byte, r *record) error {
-		return write(func(b []byte) []byte { return appendRecord(b, path, acls[r.n.acl], r) })
-	})
-	if err != nil {
-		return cw.n, err
-	}
-	for _, ks := range lists {
-		for from := 0; from < len(ks.names); from += kidsPerFrame {
-			to := min(from+kidsPerFrame, len(ks.names))
-			err := write(func(b []byte) []byte {
-				b = wire.AppendString(b, ks.parent)
-				b = wire.AppendInt(b, int32(to-from))
-				for i := from; i < to; i++ {
-					b = wire.AppendString(b, ks.names[i])
-					b = wire.AppendInt(b, int32(ks.seqs[i]))
-				}
-				return b
-			})
-			if err != nil {
-				return cw.n, err
-			}
-		}
-	}
-	return cw.n, bw.Flush()
+	e.buf = e.buf[:0]
+	return err
 }
 
 type countingWriter struct {
@@ -378,6 +257,7 @@ func Restore(r io.Reader) (*Tree, error) {
 			return nil, fmt.Errorf("%w: duplicate node %s", ErrBadSnapshot, path)
 		}
 		t.restoreIndex(path, &rec, n)
+		t.maxCzxid = max(t.maxCzxid, n.czxid)
 		t.dataSize += int64(len(path) + int(n.dataLen))
 		if version == 1 && path != "/" {
 			links = append(links, link{path, n})
@@ -521,7 +401,7 @@ func relink(byPath map[string]*node, links []link) error {
 func (t *Tree) Digest() uint64 {
 	var sum uint64
 	var buf []byte
-	t.eachRecord(func(path []byte, _ string, _ int32, r *record) {
+	t.eachRecord(func(path []byte, r *record) {
 		if string(path) == ConfigPath {
 			return
 		}

@@ -55,7 +55,7 @@ func newRichTree(t testing.TB) *tree.Tree {
 // invariants are checked when the test ends.
 func mustRoundTrip(t testing.TB, tr *tree.Tree) (*tree.Tree, []byte) {
 	t.Helper()
-	snap := tr.Snapshot()
+	snap := tr.Snapshot(nil)
 	require.Equal(t, tr.Len(), snap.Len())
 	var buf bytes.Buffer
 	n, err := snap.WriteTo(&buf)
@@ -159,7 +159,7 @@ func TestTree_SnapshotIsPointInTime(t *testing.T) {
 	tr := newRichTree(t)
 	// A copy of the state at snapshot time, through a round trip.
 	expected, _ := mustRoundTrip(t, tr)
-	snap := tr.Snapshot()
+	snap := tr.Snapshot(nil)
 
 	_, code := tr.SetData(newCtx(40), "/app", []byte("changed"), -1)
 	require.Equal(t, wire.CodeOK, code)
@@ -268,7 +268,7 @@ func TestTree_SnapshotWriteError(t *testing.T) {
 	boom := errors.New("sink full")
 	for _, limit := range []int{0, 5, 100, 200 << 10, 300 << 10} {
 		w := &failingWriter{limit: limit, err: boom}
-		_, err := tr.Snapshot().WriteTo(w)
+		_, err := tr.Snapshot(nil).WriteTo(w)
 		assert.ErrorIs(t, err, boom, "limit %d", limit)
 	}
 }
@@ -301,7 +301,7 @@ func TestTree_RestoreRejectsTrailingData(t *testing.T) {
 // tree.
 func TestTree_SnapshotWrittenTwiceAtOnce(t *testing.T) {
 	tr := newRichTree(t)
-	snap := tr.Snapshot()
+	snap := tr.Snapshot(nil)
 	var bufs [2]bytes.Buffer
 	var wg sync.WaitGroup
 	for i := range bufs {

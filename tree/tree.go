@@ -21,6 +21,11 @@ type Tree struct {
 	// dataSize is the sum of path and data lengths of all nodes, as
 	// ZooKeeper's approximate data size.
 	dataSize int64
+	// maxCzxid is the largest czxid of a node made so far.
+	maxCzxid int64
+	// open are the open snapshots, which keep what the tree changes
+	// (preserve) until they close.
+	open []*Snapshot
 	// undo, when non-nil, collects the inverse of every mutation so that a
 	// failed multi can be rolled back.
 	undo []func()
@@ -51,6 +56,7 @@ const ConfigPath = "/zookeeper/config"
 // the expected version), and its mtime (ms) is the member's own.
 func (t *Tree) SetConfig(data []byte, mtime int64) {
 	n := t.lookup(ConfigPath)
+	t.preserve(n)
 	t.dataSize += int64(len(data)) - int64(n.dataLen)
 	n.setData(data)
 	n.mzxid, n.mtime, n.version = 0, mtime, -1
@@ -63,6 +69,7 @@ func (t *Tree) SetConfig(data []byte, mtime int64) {
 // reconfig is never part of a multi, so there is nothing to undo.
 func (t *Tree) Reconfigure(c *Context, data []byte) wire.Stat {
 	n := t.lookup(ConfigPath)
+	t.preserve(n)
 	t.dataSize += int64(len(data)) - int64(n.dataLen)
 	n.setData(data)
 	n.version = -1

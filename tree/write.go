@@ -162,6 +162,7 @@ func (t *Tree) Create(c *Context, a CreateArgs) (string, wire.Stat, wire.Code) {
 // NodeChildrenChanged. The node's name is a copy, so that the tree does not
 // keep the whole path, unless an index keeps the path anyway.
 func (t *Tree) insert(c *Context, path, parentPath string, parent *node, n *node) {
+	t.preserve(parent)
 	name := baseName(path)
 	if n.kind == KindPersistent {
 		name = strings.Clone(name)
@@ -169,6 +170,7 @@ func (t *Tree) insert(c *Context, path, parentPath string, parent *node, n *node
 	if t.undo != nil {
 		t.undoInsert(path, name, parent, n)
 	}
+	t.maxCzxid = max(t.maxCzxid, n.czxid)
 	t.count++
 	k := parent.parentKids()
 	k.set.add(name, n)
@@ -288,6 +290,8 @@ func (t *Tree) Delete(c *Context, path string, version int32) wire.Code {
 // remove deletes the childless node n and fires NodeDeleted and the parent's
 // NodeChildrenChanged. The parent's stored cversion does not change.
 func (t *Tree) remove(c *Context, path, parentPath string, parent, n *node) {
+	t.preserve(parent)
+	t.preserve(n) // an undone remove may give it another ACL index
 	name := baseName(path)
 	k := parent.kids
 	if t.undo != nil {
@@ -331,6 +335,7 @@ func (t *Tree) SetData(c *Context, path string, data []byte, version int32) (wir
 	if !versionMatches(version, n.version) {
 		return wire.Stat{}, wire.CodeBadVersion
 	}
+	t.preserve(n)
 	if t.undo != nil {
 		oldData, oldVersion, oldMzxid, oldMtime := n.data(), n.version, n.mzxid, n.mtime
 		t.undo = append(t.undo, func() {
@@ -367,6 +372,7 @@ func (t *Tree) SetACL(c *Context, path string, acl []wire.ACL, version int32) (w
 	if !versionMatches(version, n.aversion) {
 		return wire.Stat{}, wire.CodeBadVersion
 	}
+	t.preserve(n)
 	if t.undo != nil {
 		oldACL, oldVersion := t.acls.get(n.acl), n.aversion
 		t.undo = append(t.undo, func() {

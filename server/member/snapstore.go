@@ -100,8 +100,12 @@ func (s *memSink) Close() error {
 		s.snap.meta.Size = int64(len(s.snap.data))
 	}
 	s.store.mu.Lock()
+	old := s.store.latest
 	s.store.latest = s.snap
 	s.store.mu.Unlock()
+	if old != nil && old.kept != nil {
+		raftfsm.Discard(old.kept)
+	}
 	return nil
 }
 

@@ -1,0 +1,304 @@
+package tree
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sync"
+
+	"github.com/zkraft/zkraft/wire"
+)
+
+// Snapshot is the tree as it was when Snapshot was called, written out by
+// WriteTo while the tree goes on changing, without a second copy of the
+// tree: a node is copied only when the tree changes it while the snapshot
+// is open (copy on write). Opening one costs a copy of the tree's ACL table
+// and of its ephemerals' places; each node and child table the tree then
+// changes is kept once as it was, until Close.
+//
+// A tree with open snapshots must be guarded by the lock passed to
+// Snapshot: the tree changes only under its write lock, WriteTo reads
+// under its read lock, taken for a few thousand nodes at a time and
+// released while the bytes are written, so that writes wait at most a
+// millisecond or so, and never for the writer.
+type Snapshot struct {
+	t     *Tree
+	guard *sync.RWMutex
+	count int // nodes, the root included
+	// maxCzxid is the largest czxid of a node the tree had made: a node
+	// with a larger one was made after the snapshot and is not in it.
+	maxCzxid int64
+	acls     [][]wire.ACL        // the tree's ACL lists, by the index nodes hold
+	ephs     map[string]ephPlace // every ephemeral's place in its session's set, by path
+
+	// pre holds, under the guard, each node the tree changed since, as it
+	// was: with the child table it had, which the tree no longer changes.
+	pre map[*node]*node
+
+	mu      sync.Mutex // guards writers, closing and ended
+	writers int        // WriteTo calls under way
+	closing bool       // Close was called: no new writer, and the last one ends it
+	ended   bool
+}
+
+// ephPlace is an ephemeral's place in its session's set, and that set's state.
+type ephPlace struct {
+	seq uint32
+	set setState
+}
+
+// ErrSnapshotClosed is what WriteTo gives for a closed snapshot.
+var ErrSnapshotClosed = errors.New("tree: snapshot closed")
+
+// snapshotChunk is how many nodes WriteTo reads under one hold of the read lock.
+const snapshotChunk = 4096
+
+// snapshotPaused, when set (by tests), is called each time WriteTo has
+// released the read lock between two chunks.
+var snapshotPaused func()
+
+// Snapshot opens a snapshot of the tree as it is now. guard is the lock
+// around every use of the tree, which the caller holds for writing (or is
+// the tree's only user); nil for a tree that only one goroutine uses. The
+// snapshot stays open, and the tree keeps what it changes, until Close.
+func (t *Tree) Snapshot(guard *sync.RWMutex) *Snapshot {
+	if guard == nil {
+		guard = new(sync.RWMutex)
+	}
+	s := &Snapshot{
+		t: t, guard: guard, count: t.count, maxCzxid: t.maxCzxid,
+		acls: slices.Clone(t.acls.lists), pre: make(map[*node]*node),
+	}
+	n := t.EphemeralCount()
+	s.ephs = make(map[string]ephPlace, n)
+	for _, set := range t.ephemerals {
+		state := setState{set.next, set.bits}
+		for path, m := range set.all {
+			s.ephs[path] = ephPlace{seq: m.seq, set: state}
+		}
+	}
+	t.open = append(t.open, s)
+	return s
+}
+
+// Len returns the number of nodes in the snapshot.
+func (s *Snapshot) Len() int { return s.count }
+
+// Close ends the snapshot: the tree stops keeping what it changes for it.
+// A WriteTo under way finishes first (the last one ends it); later ones
+// fail with ErrSnapshotClosed. Close must not be called with the guard held.
+func (s *Snapshot) Close() {
+	s.mu.Lock()
+	s.closing = true
+	idle := s.writers == 0
+	s.mu.Unlock()
+	if idle {
+		s.end()
+	}
+}
+
+func (s *Snapshot) end() {
+	s.guard.Lock()
+	defer s.guard.Unlock()
+	if s.ended {
+		return
+	}
+	s.ended = true
+	s.t.open = slices.DeleteFunc(s.t.open, func(o *Snapshot) bool { return o == s })
+	s.pre = nil
+}
+
+// preserve keeps n as it is for every open snapshot that holds it and has
+// not kept it yet, before the tree changes n or its children. The copy
+// keeps n's child table; n gets a copy of it to change.
+func (t *Tree) preserve(n *node) {
+	if len(t.open) != 0 {
+		t.preserveFor(n)
+	}
+}
+
+func (t *Tree) preserveFor(n *node) {
+	var was *node
+	for _, s := range t.open {
+		if n.czxid > s.maxCzxid {
+			continue // made after s
+		}
+		if _, kept := s.pre[n]; kept {
+			continue
+		}
+		if was == nil {
+			c := *n
+			was = &c
+			if n.kids != nil {
+				n.kids = n.kids.clone()
+			}
+		}
+		s.pre[n] = was
+	}
+}
+
+// clone returns a copy of k that shares nothing it changes with k.
+func (k *kids) clone() *kids {
+	c := &kids{pzxid: k.pzxid, creates: k.creates}
+	k.set.cloneInto(&c.set)
+	return c
+}
+
+// view returns n as the snapshot has it. Called under the guard.
+func (s *Snapshot) view(n *node) *node {
+	if was, ok := s.pre[n]; ok {
+		return was
+	}
+	return n
+}
+
+// record returns the record of the node n (as the snapshot has it) at path.
+func (s *Snapshot) record(path []byte, n *node) record {
+	r := nodeRecord(n)
+	if n.kind == KindEphemeral {
+		p := s.ephs[string(path)]
+		r.eph, r.ephSeq = p.set, p.seq
+	}
+	return r
+}
+
+// WriteTo writes the snapshot as a stream that Restore reads: its nodes,
+// parents first, then each parent's children with their places. It may be
+// called several times, at once too. It must not be called with the guard
+// held.
+func (s *Snapshot) WriteTo(w io.Writer) (int64, error) {
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		return 0, ErrSnapshotClosed
+	}
+	s.writers++
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.writers--
+		last := s.writers == 0 && s.closing
+		s.mu.Unlock()
+		if last {
+			s.end()
+		}
+	}()
+
+	e := newEncoder(w, s.count, s.acls)
+	records := 0
+	err := s.walk(e, func(_ *walkFrame, path []byte, n *node) {
+		r := s.record(path, n)
+		e.record(path, &r)
+		records++
+	}, nil)
+	if err == nil && records != s.count {
+		err = fmt.Errorf("tree: snapshot of %d nodes found %d", s.count, records)
+	}
+	if err != nil {
+		return e.w.n, err
+	}
+	err = s.walk(e, func(parent *walkFrame, path []byte, n *node) {
+		if parent == nil {
+			return // the root
+		}
+		parent.names, parent.seqs = append(parent.names, parent.name), append(parent.seqs, n.seq)
+		if len(parent.names) == kidsPerFrame {
+			parent.flush(e, path)
+		}
+	}, func(f *walkFrame, path []byte) { f.flush(e, path) })
+	if err == nil {
+		err = e.flush()
+	}
+	return e.w.n, err
+}
+
+// walkFrame is a parent on walk's path: its children as the snapshot has
+// them, and the place of the next one to visit.
+type walkFrame struct {
+	slots []slot[*node] // a child table the tree no longer changes, or does only after keeping it
+	next  int
+	end   int    // the parent's path is path[:end]
+	name  string // the name of the child being visited
+	// names and seqs are children visited and not yet encoded.
+	names []string
+	seqs  []uint32
+}
+
+// flush encodes the children the frame has gathered; path starts with the
+// parent's.
+func (f *walkFrame) flush(e *encoder, path []byte) {
+	if len(f.names) > 0 {
+		e.kids(path[:f.end], f.names, f.seqs)
+		f.names, f.seqs = f.names[:0], f.seqs[:0]
+	}
+}
+
+// walk calls visit with every node of the snapshot (a copy, and its
+// parent's frame, nil for the root), parents before their children, then
+// leave, if not nil, with each parent's frame and path after its last
+// child. Both
+// run under the guard's read lock, which walk releases every
+// snapshotChunk nodes, and whenever e is full, to write e out.
+func (s *Snapshot) walk(e *encoder, visit func(parent *walkFrame, path []byte, n *node),
+	leave func(f *walkFrame, path []byte)) error {
+	s.guard.RLock()
+	locked := true
+	defer func() {
+		if locked {
+			s.guard.RUnlock()
+		}
+	}()
+	if s.ended {
+		return ErrSnapshotClosed // s.pre is gone: nothing to read
+	}
+	path := append(make([]byte, 0, 256), '/')
+	var stack []walkFrame
+	push := func(n *node) {
+		if n.kids != nil && n.kids.set.n > 0 {
+			stack = append(stack, walkFrame{slots: n.kids.set.slots, end: len(path)})
+		}
+	}
+	root := *s.view(s.t.root)
+	visit(nil, path, &root)
+	push(&root)
+	for visited := 1; len(stack) > 0; {
+		if visited >= snapshotChunk || e.full() {
+			s.guard.RUnlock()
+			locked = false
+			if snapshotPaused != nil {
+				snapshotPaused()
+			}
+			if err := e.flush(); err != nil {
+				return err
+			}
+			s.guard.RLock()
+			locked = true
+			visited = 0
+		}
+		f := &stack[len(stack)-1]
+		for f.next < len(f.slots) && f.slots[f.next].name == nil {
+			f.next++
+		}
+		if f.next == len(f.slots) {
+			if leave != nil {
+				leave(f, path)
+			}
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		sl := &f.slots[f.next]
+		f.next++
+		f.name = sl.key()
+		path = path[:f.end]
+		if len(path) > 1 {
+			path = append(path, '/')
+		}
+		path = append(path, f.name...)
+		child := *s.view(sl.e)
+		visit(f, path, &child)
+		visited++
+		push(&child)
+	}
+	return nil
+}
