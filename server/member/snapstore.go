@@ -103,7 +103,8 @@ func (s *memSink) Close() error {
 	old := s.store.latest
 	s.store.latest = s.snap
 	s.store.mu.Unlock()
-	if old != nil && old.kept != nil {
+	// Persist closes a sink it keeps a state in, and Raft closes it again.
+	if old != nil && old != s.snap && old.kept != nil {
 		raftfsm.Discard(old.kept)
 	}
 	return nil
