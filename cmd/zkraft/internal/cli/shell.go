@@ -49,9 +49,7 @@ type shell struct {
 // Run runs `zkraft cli` with the arguments after "cli" and returns the
 // exit status: that of the one command given, or of the last command read.
 func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	var mu sync.Mutex
-	s := &shell{stdout: &lockedWriter{mu: &mu, w: stdout}, stderr: &lockedWriter{mu: &mu, w: stderr},
-		printWatches: true, watches: make(map[string]watchKind)}
+	s := newShell(stdout, stderr)
 	fs := flag.NewFlagSet("zkraft cli", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&s.connectString, "server", "localhost:2181", "servers to connect to, host:port[,host:port...][/chroot]")
@@ -84,6 +82,12 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return s.interactive(f, stdout)
 	}
 	return s.readLines(stdin)
+}
+
+func newShell(stdout, stderr io.Writer) *shell {
+	var mu sync.Mutex
+	return &shell{stdout: &lockedWriter{mu: &mu, w: stdout}, stderr: &lockedWriter{mu: &mu, w: stderr},
+		printWatches: true, watches: make(map[string]watchKind), timeout: 30 * time.Second}
 }
 
 // defaultHistoryFile is $ZKRAFT_CLI_HISTORY, or ~/.zkraft_history.
