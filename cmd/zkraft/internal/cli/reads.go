@@ -78,8 +78,8 @@ func (s *shell) ls(o opts, args []string) error {
 	return err
 }
 
-// subtree lists path and every node below it, breadth first, children in
-// the order the server gives them.
+// subtree lists path and every node below it, breadth first, each node's
+// children sorted, as zkCli's ls -R prints them.
 func (s *shell) subtree(path string) ([]string, error) {
 	nodes := []string{path}
 	for i := 0; i < len(nodes); i++ {
@@ -90,7 +90,7 @@ func (s *shell) subtree(path string) ([]string, error) {
 			}
 			return nil, err
 		}
-		for _, child := range resp.Children {
+		for _, child := range slices.Sorted(slices.Values(resp.Children)) {
 			nodes = append(nodes, join(nodes[i], child))
 		}
 	}
