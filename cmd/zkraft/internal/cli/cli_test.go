@@ -148,6 +148,10 @@ func TestRun_Commands(t *testing.T) {
 		{"path trailing slash", "get /a/", "Path must not end with / character\n", 1},
 		{"path with dots", "ls /a/../b", "Invalid path string \"/a/../b\" caused by relative paths not allowed @4\n", 1},
 		{"path empty segment", "ls /a//b", "Invalid path string \"/a//b\" caused by empty node name specified @3\n", 1},
+		{"bundled switches", "create -se /e-\nls -sw /\ncreate /x", "Created /e-0000000000\n[e-0000000000, zookeeper]\n" +
+			stat(0, 0, 0, false, 0, 2) + watched("NodeChildrenChanged", "/") + "Created /x\n", 0},
+		{"option value attached", "create /a\nset -v0 /a x\nset -v0 /a y", "Created /a\nversion No is not valid : /a\n", 1},
+		{"bundle with a value option", "ls -sv /", "Unrecognized option: -sv\n", 1},
 		{"unknown option", "removewatches /a -x", "Unrecognized option: -x\n", 1},
 		{"printwatches", "printwatches\nprintwatches off\nprintwatches\nls -w /\ncreate /a", "printwatches is on\nprintwatches is off\n[zookeeper]\nCreated /a\n", 0},
 		{"history and redo", "ls /\ncreate /a\nredo 0\nhistory\nredo 9", "[zookeeper]\nCreated /a\n[a, zookeeper]\n0 - ls /\n1 - create /a\n2 - ls /\n3 - history\nCommand index out of range\n", 1},

@@ -89,29 +89,42 @@ func (c *command) parseArgs(words []string) (opts, []string, error) {
 			args = append(args, w)
 			continue
 		}
-		letter := w[1]
-		at := strings.IndexByte(c.flags, letter)
-		if at < 0 || len(w) > 2 && (at+1 >= len(c.flags) || c.flags[at+1] != ':') {
-			return nil, nil, cliError("Unrecognized option: " + w)
-		}
-		if at+1 < len(c.flags) && c.flags[at+1] == ':' {
-			switch {
-			case len(w) > 2:
-				o[letter] = w[2:]
-			case i+1 < len(words):
-				i++
-				o[letter] = words[i]
-			default:
-				return nil, nil, cliError(fmt.Sprintf("Missing argument for option: %c", letter))
+		if c.switches(w[1:]) {
+			for j := 1; j < len(w); j++ {
+				o[w[j]] = "" // -sw is -s -w
 			}
 			continue
 		}
-		o[letter] = ""
+		letter := w[1]
+		at := strings.IndexByte(c.flags, letter)
+		if at < 0 || at+1 >= len(c.flags) || c.flags[at+1] != ':' {
+			return nil, nil, cliError("Unrecognized option: " + w)
+		}
+		switch {
+		case len(w) > 2:
+			o[letter] = w[2:] // -v5
+		case i+1 < len(words):
+			i++
+			o[letter] = words[i]
+		default:
+			return nil, nil, cliError(fmt.Sprintf("Missing argument for option: %c", letter))
+		}
 	}
 	if len(args) < c.min || c.max >= 0 && len(args) > c.max {
 		return nil, nil, errUsage
 	}
 	return o, args, nil
+}
+
+// switches reports whether every letter is an option without a value.
+func (c *command) switches(letters string) bool {
+	for i := 0; i < len(letters); i++ {
+		at := strings.IndexByte(c.flags, letters[i])
+		if letters[i] == ':' || at < 0 || at+1 < len(c.flags) && c.flags[at+1] == ':' {
+			return false
+		}
+	}
+	return true
 }
 
 // splitLine splits a typed line into words as zkCli does: at white space,
