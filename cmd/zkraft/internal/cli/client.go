@@ -434,17 +434,15 @@ func (c *client) replayAuth() error {
 }
 
 // Close ends the session, reports Closed, and waits for the connection's
-// goroutines.
+// goroutines. A session already closed, or refused by a failed auth, ends
+// quietly.
 func (c *client) Close() {
 	c.mu.Lock()
-	if c.state == StateClosed {
-		c.mu.Unlock()
-		return
-	}
+	dead := c.state == StateClosed || c.state == StateAuthFailed
 	connected := c.conn != nil
 	c.closing = true
 	c.mu.Unlock()
-	if connected {
+	if connected && !dead {
 		c.call(wire.OpCloseSession, nil, nil) //nolint:errcheck // closing either way
 	}
 	c.mu.Lock()
@@ -463,7 +461,9 @@ func (c *client) Close() {
 		conn.Close()
 	}
 	c.wg.Wait()
-	c.onEvent(event{state: keeperClosed, typ: eventNone})
+	if !dead {
+		c.onEvent(event{state: keeperClosed, typ: eventNone})
+	}
 }
 
 // abs puts the chroot in front of a path the user gave.

@@ -90,6 +90,12 @@ printwatches
 create /quiet
 history
 redo 1
+close
+ls /
+connect
+ls /
+close
+close
 `
 
 const (

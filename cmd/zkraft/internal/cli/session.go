@@ -8,11 +8,13 @@ import (
 
 // The commands about the shell and its session rather than about nodes.
 
+// close ends the session; closing one that is over already says so.
 func (s *shell) close(_ opts, _ []string) error {
-	if s.c != nil {
-		s.c.Close()
-		s.c = nil
+	if s.c == nil || s.c.State() == StateClosed || s.c.State() == StateAuthFailed {
+		return errNotConnected
 	}
+	s.c.Close()
+	s.c = nil
 	return nil
 }
 

@@ -201,7 +201,8 @@ func (s *shell) report(cmd *command, err error) int {
 	case errors.Is(err, errUsage):
 		fmt.Fprintln(s.stderr, cmd.usageLine())
 	case errors.Is(err, errNotConnected):
-		fmt.Fprintln(s.stderr, "Not connected")
+		fmt.Fprintln(s.stdout, "Not connected") // on stdout, and the status stays, as zkCli's
+		return s.status
 	case errors.As(err, &code):
 		fmt.Fprintln(s.stderr, code.Error())
 	default:
