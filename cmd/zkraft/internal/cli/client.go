@@ -80,6 +80,8 @@ type client struct {
 	timeout  time.Duration
 	readOnly bool
 	onEvent  func(event)
+	// watches lists the watches to set again on a resumed session.
+	watches func() wire.SetWatches2
 
 	mu        sync.Mutex // guards the fields below
 	conn      net.Conn
@@ -200,8 +202,35 @@ func (c *client) connectTo(addr string) error {
 		c.onEvent(event{state: keeperExpired, typ: eventNone})
 		return errSessionExpired
 	}
+	resumed := req.SessionID != 0
 	c.start(conn, fr, &resp)
-	return c.replayAuth()
+	if err := c.replayAuth(); err != nil {
+		return err
+	}
+	if resumed && c.watches != nil {
+		return c.resetWatches()
+	}
+	return nil
+}
+
+// resetWatches sets the session's watches again on a new connection, so
+// that changes made while it was away are reported now and later ones as
+// before.
+func (c *client) resetWatches() error {
+	w := c.watches()
+	if len(w.DataWatches)+len(w.ExistWatches)+len(w.ChildWatches)+len(w.PersistentWatches)+len(w.PersistentRecursiveWatches) == 0 {
+		return nil
+	}
+	for _, list := range []*[]string{&w.DataWatches, &w.ExistWatches, &w.ChildWatches, &w.PersistentWatches, &w.PersistentRecursiveWatches} {
+		for i, p := range *list {
+			(*list)[i] = c.abs(p)
+		}
+	}
+	c.mu.Lock()
+	w.RelativeZxid = c.lastZxid
+	c.mu.Unlock()
+	_, err := c.callXid(wire.XidSetWatches, wire.OpSetWatches2, &w, nil)
+	return err
 }
 
 // start takes conn as the session's connection and starts its reader and
@@ -401,7 +430,7 @@ func (c *client) ensureConnected() error {
 	c.wg.Wait() // the old connection's goroutines
 	if err := c.connect(); err != nil {
 		if errors.Is(err, errSessionExpired) {
-			return errNotConnected
+			return err
 		}
 		return errConnectionLoss
 	}

@@ -39,6 +39,8 @@ func (s *shell) do(op wire.Op, path string, req, resp wire.Record) error {
 	switch {
 	case errors.Is(err, errNotConnected):
 		return err
+	case errors.Is(err, errSessionExpired):
+		return codeError{wire.CodeSessionExpired, path}
 	case err != nil:
 		return codeError{wire.CodeConnectionLoss, path}
 	case code != wire.CodeOK:
@@ -144,8 +146,12 @@ func (s *shell) stat(o opts, args []string) error {
 	path := args[0]
 	var resp wire.StatResponse
 	err := s.do(wire.OpExists, path, &wire.PathWatchRequest{Path: s.abs(path), Watch: o.has('w')}, &resp)
-	if o.has('w') && (err == nil || errors.As(err, new(codeError)) && err.(codeError).code == wire.CodeNoNode) {
+	switch {
+	case !o.has('w'):
+	case err == nil:
 		s.addWatchKind(path, watchData)
+	case errors.As(err, new(codeError)) && err.(codeError).code == wire.CodeNoNode:
+		s.addWatchKind(path, watchExist)
 	}
 	if err != nil {
 		return err

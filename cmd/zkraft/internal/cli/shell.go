@@ -219,6 +219,7 @@ func (s *shell) open(connect string) {
 		fmt.Fprintln(s.stderr, err.Error())
 		return
 	}
+	c.watches = s.watchList
 	s.mu.Lock()
 	s.watches = make(map[string]watchKind)
 	s.mu.Unlock()

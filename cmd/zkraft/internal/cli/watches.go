@@ -10,6 +10,7 @@ type watchKind uint8
 
 const (
 	watchData       watchKind = 1 << iota // get -w, stat -w
+	watchExist                            // stat -w on a node that is not there
 	watchChild                            // ls -w
 	watchPersistent                       // addWatch -m PERSISTENT
 	watchRecursive                        // addWatch (PERSISTENT_RECURSIVE)
@@ -24,11 +25,11 @@ func (s *shell) event(ev event) {
 		k := s.watches[ev.path]
 		switch ev.typ {
 		case wire.EventNodeCreated, wire.EventNodeDataChanged:
-			k &^= watchData
+			k &^= watchData | watchExist
 		case wire.EventNodeChildrenChanged:
 			k &^= watchChild
 		case wire.EventNodeDeleted:
-			k &^= watchData | watchChild
+			k &^= watchData | watchExist | watchChild
 		}
 		s.setWatch(ev.path, k)
 	}
@@ -59,12 +60,12 @@ func (s *shell) addWatchKind(path string, k watchKind) {
 // server cannot be reached.
 func (s *shell) removeWatches(o opts, args []string) error {
 	path := args[0]
-	typ, kinds := wire.WatcherTypeAny, watchData|watchChild|watchPersistent|watchRecursive
+	typ, kinds := wire.WatcherTypeAny, watchData|watchExist|watchChild|watchPersistent|watchRecursive
 	switch {
 	case o.has('c'):
 		typ, kinds = wire.WatcherTypeChildren, watchChild
 	case o.has('d'):
-		typ, kinds = wire.WatcherTypeData, watchData
+		typ, kinds = wire.WatcherTypeData, watchData|watchExist
 	}
 	s.mu.Lock()
 	held := s.watches[path] & kinds
@@ -93,11 +94,31 @@ func (s *shell) removeWatches(o opts, args []string) error {
 	for _, r := range []struct {
 		k   watchKind
 		typ wire.EventType
-	}{{watchChild, eventChildWatchRemoved}, {watchData, eventDataWatchRemoved},
+	}{{watchChild, eventChildWatchRemoved}, {watchData | watchExist, eventDataWatchRemoved},
 		{watchPersistent | watchRecursive, eventPersistentWatchRemoved}} {
 		if held&r.k != 0 {
 			printEvent(s.stdout, event{state: keeperSyncConnected, typ: r.typ, path: path})
 		}
 	}
 	return nil
+}
+
+// watchList is the session's watches by kind, for the client to set again
+// when it resumes the session on a new connection.
+func (s *shell) watchList() wire.SetWatches2 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var w wire.SetWatches2
+	for path, k := range s.watches {
+		for _, kl := range []struct {
+			k    watchKind
+			list *[]string
+		}{{watchData, &w.DataWatches}, {watchExist, &w.ExistWatches}, {watchChild, &w.ChildWatches},
+			{watchPersistent, &w.PersistentWatches}, {watchRecursive, &w.PersistentRecursiveWatches}} {
+			if k&kl.k != 0 {
+				*kl.list = append(*kl.list, path)
+			}
+		}
+	}
+	return w
 }
