@@ -57,9 +57,6 @@ const (
 // room for the reply header.
 const maxFrame = 0xfffff + 1024
 
-// errConnectionLoss is a request that got no reply because the connection
-// went away; the shell reports it as ZooKeeper's ConnectionLoss.
-var errConnectionLoss = errors.New("cli: connection lost")
 
 // event is a watch or state event as zkCli prints it.
 type event struct {
@@ -166,7 +163,6 @@ func (c *client) connect() error {
 	return lastErr
 }
 
-var errSessionExpired = errors.New("cli: session expired")
 
 func (c *client) connectTo(addr string) error {
 	conn, err := net.DialTimeout("tcp", addr, c.timeout)
@@ -415,7 +411,6 @@ func (c *client) callXid(xid int32, op wire.Op, req, resp wire.Record) (wire.Cod
 	}
 }
 
-var errNotConnected = errors.New("cli: not connected")
 
 func (c *client) ensureConnected() error {
 	c.mu.Lock()
@@ -472,7 +467,7 @@ func (c *client) Close() {
 	c.closing = true
 	c.mu.Unlock()
 	if connected && !dead {
-		c.call(wire.OpCloseSession, nil, nil) //nolint:errcheck // closing either way
+		_, _ = c.call(wire.OpCloseSession, nil, nil) // the session ends either way
 	}
 	c.mu.Lock()
 	c.state = StateClosed

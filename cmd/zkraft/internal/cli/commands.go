@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -73,13 +72,10 @@ func (o opts) has(letter byte) bool {
 	return ok
 }
 
-// errUsage makes the shell print the command's usage line.
-var errUsage = errors.New("cli: usage")
-
 // parseArgs splits a command's words into options and arguments. Options
-// may stand anywhere, as zkCli's parser allows; a word that starts with
-// "-" is an option, so data that starts with one must be quoted away from
-// it... which zkCli cannot do either.
+// may stand anywhere, as zkCli's parser allows, so a word that starts with
+// "-" is always an option (data such as "-1" cannot be given, in zkCli
+// either). Switches may be bundled (-sw), a value attached (-v0).
 func (c *command) parseArgs(words []string) (opts, []string, error) {
 	o := opts{}
 	var args []string

@@ -47,6 +47,15 @@ func TestRun_OneShot(t *testing.T) {
 	}
 }
 
+func TestRun_PipedScriptWithCRLF(t *testing.T) {
+	var out, errs bytes.Buffer
+	addr := newServer(t)
+	status := Run([]string{"-server", addr, "-waitforconnection", "-history", ""}, strings.NewReader("create /a x\r\nget /a\r\n"), &out, &errs)
+	assert.Equal(t, 0, status)
+	assert.Equal(t, "Connecting to "+addr+"\n"+connected+"x\n", out.String())
+	assert.Equal(t, "Created /a\n", errs.String())
+}
+
 func TestRun_BadFlags(t *testing.T) {
 	tests := []struct {
 		name string

@@ -259,9 +259,6 @@ func (s *shell) sync(_ opts, args []string) error {
 	return err
 }
 
-// errQuiet fails a command that has already said why.
-var errQuiet = errors.New("")
-
 func (s *shell) whoAmI(_ opts, _ []string) error {
 	var resp wire.WhoAmIResponse
 	if err := s.do(wire.OpWhoAmI, "", nil, &resp); err != nil {

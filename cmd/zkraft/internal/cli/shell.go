@@ -20,6 +20,22 @@ import (
 	"time"
 )
 
+// Errors inside the package; the shell prints each as zkCli would.
+var (
+	// errConnectionLoss is a request that got no reply because the
+	// connection went away: ZooKeeper's ConnectionLoss.
+	errConnectionLoss = errors.New("cli: connection lost")
+	// errSessionExpired is a session the server no longer knows.
+	errSessionExpired = errors.New("cli: session expired")
+	// errNotConnected is a command on a session closed, expired or
+	// refused by a failed auth.
+	errNotConnected = errors.New("cli: not connected")
+	// errUsage makes the shell print the command's usage line.
+	errUsage = errors.New("cli: usage")
+	// errQuiet fails a command that has already said why.
+	errQuiet = errors.New("cli: failed")
+)
+
 // Exit statuses, as zkCli's.
 const (
 	statusOK       = 0
@@ -55,6 +71,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.StringVar(&s.connectString, "server", "localhost:2181", "servers to connect to, host:port[,host:port...][/chroot]")
 	timeoutMs := fs.Int("timeout", 30000, "session timeout in milliseconds")
 	fs.BoolVar(&s.readOnly, "r", false, "allow a read-only connection to a server without quorum")
+	fs.Bool("waitforconnection", false, "accepted for zkCli.sh's sake: the shell always waits for its connection")
 	fs.StringVar(&s.historyFile, "history", defaultHistoryFile(), "file that keeps the shell's history (env ZKRAFT_CLI_HISTORY)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -78,8 +95,10 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		s.closeQuietly()
 		return s.status
 	}
-	if f, ok := stdin.(*os.File); ok && isTerminal(f) {
-		return s.interactive(f, stdout)
+	in, inOK := stdin.(*os.File)
+	out, outOK := stdout.(*os.File)
+	if inOK && outOK && isTerminal(in) && isTerminal(out) {
+		return s.interactive(in, out)
 	}
 	return s.readLines(stdin)
 }
@@ -108,7 +127,7 @@ func (s *shell) readLines(r io.Reader) int {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 4<<20)
 	for !s.quitted && sc.Scan() {
-		s.execLine(sc.Text())
+		s.execLine(strings.TrimSuffix(sc.Text(), "\r"))
 	}
 	s.closeQuietly()
 	return s.status
@@ -224,7 +243,7 @@ func (s *shell) open(connect string) {
 	s.watches = make(map[string]watchKind)
 	s.mu.Unlock()
 	s.c = c
-	c.connect() //nolint:errcheck // commands reconnect and report the loss
+	_ = c.connect() // a server down now: each command tries again and reports the loss
 }
 
 // closeQuietly ends the session without reporting it, as a one-shot
