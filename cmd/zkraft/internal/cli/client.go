@@ -57,7 +57,6 @@ const (
 // room for the reply header.
 const maxFrame = 0xfffff + 1024
 
-
 // event is a watch or state event as zkCli prints it.
 type event struct {
 	state int32
@@ -162,7 +161,6 @@ func (c *client) connect() error {
 	}
 	return lastErr
 }
-
 
 func (c *client) connectTo(addr string) error {
 	conn, err := net.DialTimeout("tcp", addr, c.timeout)
@@ -410,7 +408,6 @@ func (c *client) callXid(xid int32, op wire.Op, req, resp wire.Record) (wire.Cod
 		return 0, errConnectionLoss
 	}
 }
-
 
 func (c *client) ensureConnected() error {
 	c.mu.Lock()
