@@ -13,6 +13,7 @@ require (
 	go.etcd.io/bbolt v1.4.3
 	go.uber.org/goleak v1.3.0
 	golang.org/x/sys v0.47.0
+	golang.org/x/term v0.45.0
 	pgregory.net/rapid v1.3.0
 )
 
@@ -39,7 +40,6 @@ require (
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/exp v0.0.0-20220827204233-334a2380cb91 // indirect
 	golang.org/x/image v0.30.0 // indirect
-	golang.org/x/term v0.45.0 // indirect
 	golang.org/x/text v0.28.0 // indirect
 	gonum.org/v1/plot v0.17.0 // indirect
 )
