@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -82,4 +83,31 @@ func TestEditLines(t *testing.T) {
 	b, err := os.ReadFile(history)
 	require.NoError(t, err)
 	assert.Equal(t, "create /typed-before\nls /zookeeper\ncreate /typed-before\nls /zookeeper\nls /\nls /typed-before\n", string(b))
+}
+
+// An event that arrives while the user is typing is printed above the
+// prompt, and the prompt and the half-typed line are drawn again below it.
+func TestEditLines_EventWhileTyping(t *testing.T) {
+	addr := newServer(t)
+	var out syncBuffer
+	s := newShell(&out, &out)
+	s.connectString, s.historyFile = addr, ""
+	s.open(addr)
+	in, typing := io.Pipe()
+	done := make(chan int, 1)
+	go func() { done <- s.editLines(keys{Reader: in, out: &out}) }()
+
+	_, err := typing.Write([]byte("ls -w /\rget /zoo"))
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), "get /zoo") }, 10*time.Second, time.Millisecond)
+	_, _, status := runOnce(t, addr, "create", "/other")
+	require.Equal(t, 0, status)
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), "path:/\r\n") }, 10*time.Second, time.Millisecond)
+	require.NoError(t, typing.Close())
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the shell did not end at the end of its input")
+	}
+	assert.Contains(t, out.String(), "\r\nWATCHER::\r\n\r\nWatchedEvent state:SyncConnected type:NodeChildrenChanged path:/\r\n[zk: "+addr+"(CONNECTED) 1] get /zoo")
 }
