@@ -3,6 +3,7 @@
 //	zkraft                       serve in memory on 127.0.0.1:2181
 //	zkraft -config zoo.cfg       read ZooKeeper's zoo.cfg; flags override it
 //	zkraft -port 2182 -4lw '*'   flags alone
+//	zkraft cli -server host:port [cmd args]   zkCli.sh's shell, in Go (a zoo.cfg named cli: ./cli)
 package main
 
 import (
@@ -21,6 +22,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/zkraft/zkraft/cmd/zkraft/internal/cli"
 	"github.com/zkraft/zkraft/server"
 	"github.com/zkraft/zkraft/server/clock"
 )
@@ -33,6 +35,9 @@ import (
 const defaultGOGC = 400
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "cli" {
+		os.Exit(cli.Run(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
+	}
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(defaultGOGC)
 	}

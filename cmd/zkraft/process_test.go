@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -17,6 +18,8 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/zkraft/zkraft/server/servertest"
 )
 
 // TestMain lets the test binary run as zkraft itself when asked to, so the
@@ -66,6 +69,43 @@ func TestProcess_BadFlagExitsTwo(t *testing.T) {
 	require.ErrorAs(t, err, &exit)
 	assert.Equal(t, 2, exit.ExitCode())
 	assert.Contains(t, string(out), "invalid value")
+}
+
+// TestProcess_CLI runs `zkraft cli` as a user would: the subcommand goes
+// to the shell, not to the server's flags, and its exit status is the
+// command's.
+func TestProcess_CLI(t *testing.T) {
+	addr := servertest.NewServer(t).Addr().String()
+	tests := []struct {
+		name   string
+		args   []string
+		stdin  string
+		want   string
+		status int
+	}{
+		{"one-shot", []string{"cli", "-server", addr, "ls", "/"}, "", "[zookeeper]\n", 0},
+		{"one-shot failing", []string{"cli", "-server", addr, "get", "/x"}, "", "Node does not exist: /x\n", 1},
+		{"piped", []string{"cli", "-server", addr}, "create /p x\nget /p\n", "Created /p\nx\n", 0},
+		{"unknown command", []string{"cli", "-server", addr, "nope"}, "", "Command not found: Command not found nope\n", 127},
+		{"cli's own flags", []string{"cli", "-port", "1"}, "", "flag provided but not defined: -port", 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], tc.args...)
+			cmd.Env = append(os.Environ(), "ZKRAFT_RUN_MAIN=1", "ZKRAFT_CLI_HISTORY="+filepath.Join(t.TempDir(), "h"))
+			cmd.Stdin = strings.NewReader(tc.stdin)
+			out, err := cmd.CombinedOutput()
+			status := 0
+			var exit *exec.ExitError
+			if errors.As(err, &exit) {
+				status = exit.ExitCode()
+			} else {
+				require.NoError(t, err)
+			}
+			assert.Equal(t, tc.status, status)
+			assert.Contains(t, string(out), tc.want)
+		})
+	}
 }
 
 // waitForAddr reads the server's log until it says where it serves.
