@@ -137,7 +137,7 @@ func (s *Server) addConn(c *conn) bool {
 	}
 	if limit := s.cfg.MaxClientCnxns; limit > 0 && s.perIP[c.ip] >= limit {
 		s.stats.rejected.Add(1)
-		s.log.Warn("too many connections from one address", "peer", c.remote, "max", limit)
+		logRejected(s.log, slog.LevelWarn, rejectMaxClientCnxns, []slog.Attr{slog.String("peer", c.remote), slog.Int("max", limit)})
 		return false
 	}
 	s.perIP[c.ip]++
@@ -247,7 +247,11 @@ func (c *conn) readError(err error) string {
 	var lenErr *wire.FrameLengthError
 	switch {
 	case errors.As(err, &lenErr):
-		c.log.Warn("closing connection: frame length out of range", "len", lenErr.Length, "max", lenErr.Max)
+		reason := rejectFrameTooLarge
+		if lenErr.Length < 0 {
+			reason = rejectBadFrame
+		}
+		c.rejected(slog.LevelWarn, reason, slog.Int64("len", int64(lenErr.Length)), slog.Int64("max", int64(lenErr.Max)))
 		return "frame length out of range"
 	case errors.Is(err, io.EOF):
 		return "client closed the connection"
@@ -282,7 +286,7 @@ func (c *conn) handshake() (reason string, ok bool) {
 	}
 	var req wire.ConnectRequest
 	if _, err := req.Decode(frame); err != nil {
-		c.log.Warn("closing connection: bad connect request", "err", err, "len", len(frame))
+		c.rejected(slog.LevelWarn, rejectBadConnect, slog.Int("len", len(frame)), slog.String("err", err.Error()))
 		return "bad connect request", false
 	}
 	if hook := c.srv.cfg.RequestHook; hook != nil { // a paused server holds handshakes too
@@ -297,17 +301,16 @@ func (c *conn) handshake() (reason string, ok bool) {
 	if !c.srv.node.Admit(c.srv.cfg.RaftTimeout*2 + time.Second) {
 		if c.srv.readOnlyActive() && req.ReadOnly {
 			if last := c.srv.fsm.LastZxid(); req.LastZxidSeen > last {
-				c.log.Info("refusing read-only client that has seen a later zxid", "client_zxid", hexID(req.LastZxidSeen))
+				c.rejected(slog.LevelInfo, rejectZxidAhead, slog.String("client_zxid", hexID(req.LastZxidSeen)), slog.String("server_zxid", hexID(last)))
 				return "client zxid ahead", false
 			}
 			return c.readOnlySession(&req)
 		}
-		c.log.Info("refusing a client: this member knows no leader")
+		c.rejected(slog.LevelInfo, rejectNotServing)
 		return "not serving", false
 	}
 	if last := c.srv.fsm.LastZxid(); req.LastZxidSeen > last && !c.srv.node.CatchUp(req.LastZxidSeen, c.done) {
-		c.log.Info("refusing client that has seen a later zxid; it must try another server",
-			"client_zxid", hexID(req.LastZxidSeen), "server_zxid", hexID(last))
+		c.rejected(slog.LevelInfo, rejectZxidAhead, slog.String("client_zxid", hexID(req.LastZxidSeen)), slog.String("server_zxid", hexID(last)))
 		return "client zxid ahead", false
 	}
 	if req.SessionID == 0 {
@@ -333,7 +336,7 @@ func (c *conn) createSession(req *wire.ConnectRequest) (string, bool) {
 	c.session = cmd.Session
 	s.bind(c, cmd.Session)
 	c.sendConnectResponse(req, cmd.Session, passwd)
-	c.log.Debug("session created", "session", hexID(cmd.Session), "timeout", c.timeout)
+	c.logSession("session created", cmd.Session, timeoutAttr(c.timeout), slog.Bool("read_only", false))
 	return "", true
 }
 
@@ -365,7 +368,7 @@ func (c *conn) resumeSession(req *wire.ConnectRequest) (string, bool) {
 		valid = alive
 	}
 	if !valid {
-		c.log.Info("session expired or invalid; telling the client", "session", hexID(req.SessionID))
+		c.rejected(slog.LevelInfo, rejectSessionExpired, slog.String("session", hexID(req.SessionID)))
 		c.sendConnectResponse(req, 0, make([]byte, session.PasswordLen))
 		c.finish()
 		<-c.done

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -45,6 +46,7 @@ func (c *conn) fourLetter(word string) {
 	var out string
 	if !s.cfg.fourLetterAllowed(word) {
 		out = word + " is not executed because it is not in the whitelist.\n"
+		c.rejected(slog.LevelInfo, rejectFourLetterWord, slog.String("word", word))
 	} else {
 		out = s.fourLetterText(word, c)
 	}

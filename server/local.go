@@ -3,6 +3,7 @@ package server
 import (
 	"crypto/sha1"
 	"encoding/base64"
+	"log/slog"
 	"strings"
 
 	"github.com/zkraft/zkraft/tree"
@@ -16,7 +17,7 @@ func (c *conn) local(req request, body []byte) (string, bool) {
 	if !known {
 		// ZooKeeper answers an opcode it does not know with UNIMPLEMENTED
 		// and closes the connection.
-		c.log.Warn("closing connection: unsupported opcode", "op", int32(req.op))
+		c.rejected(slog.LevelWarn, rejectUnsupportedOp, slog.Int("op", int(req.op)))
 		c.reply(req, c.srv.fsm.LastZxid(), wire.CodeUnimplemented, nil)
 		c.finish()
 		<-c.done
@@ -24,7 +25,7 @@ func (c *conn) local(req request, body []byte) (string, bool) {
 	}
 	if rec != nil {
 		if _, err := rec.Decode(body); err != nil {
-			c.log.Info("request body does not decode", "op", req.op.String(), "err", err)
+			c.rejected(slog.LevelInfo, rejectBadRequest, slog.String("op", req.op.String()), slog.String("err", err.Error()))
 			c.reply(req, c.srv.fsm.LastZxid(), wire.CodeMarshallingError, nil)
 			return "", true
 		}
@@ -46,7 +47,7 @@ func (c *conn) local(req request, body []byte) (string, bool) {
 		// answers a token with OK, zxid 0 and a null token, and the client
 		// gains no identity; a null token makes it drop the connection.
 		if r.Token == nil {
-			c.log.Warn("closing connection: SASL packet with a null token")
+			c.rejected(slog.LevelWarn, rejectSASL)
 			return "null SASL token", false
 		}
 		c.reply(req, 0, wire.CodeOK, &wire.SASLResponse{})
@@ -180,8 +181,7 @@ func (c *conn) multiRead(t *tree.Tree, m *wire.MultiRequest) (wire.Code, wire.Re
 			// Each sub-op may name the same large node: the reply could be
 			// thousands of times the request. It would close the connection
 			// once queued (MaxQueuedBytes) anyway; do not build it.
-			c.log.Warn("closing connection: multiRead reply larger than max_queued_bytes",
-				"ops", len(m.Ops), "max_queued_bytes", limit)
+			c.rejected(slog.LevelWarn, rejectReplyTooLarge, slog.Int("ops", len(m.Ops)), slog.Int("max_queued_bytes", limit))
 			c.close("reply too large")
 			return wire.CodeOK, nil
 		}
@@ -223,7 +223,7 @@ func (c *conn) addAuth(req request, p *wire.AuthPacket) (string, bool) {
 	case tree.SchemeIP:
 		ids = append(ids, wire.Id{Scheme: tree.SchemeIP, ID: c.ip})
 	default:
-		c.log.Warn("closing connection: authentication failed", "scheme", p.Scheme)
+		c.rejected(slog.LevelWarn, rejectAuthFailed, slog.String("scheme", p.Scheme))
 		c.reply(req, 0, wire.CodeAuthFailed, nil)
 		c.finish()
 		<-c.done

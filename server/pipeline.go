@@ -1,6 +1,7 @@
 package server
 
 import (
+	"log/slog"
 	"time"
 
 	"github.com/zkraft/zkraft/raftfsm"
@@ -24,7 +25,7 @@ func isWrite(op wire.Op) bool {
 func (c *conn) handle(frame []byte, now time.Time) (string, bool) {
 	var h wire.RequestHeader
 	if _, err := h.Decode(frame); err != nil {
-		c.log.Warn("closing connection: frame shorter than a request header", "len", len(frame))
+		c.rejected(slog.LevelWarn, rejectBadFrame, slog.Int("len", len(frame)))
 		return "short frame", false
 	}
 	body := frame[wire.RequestHeaderSize:]
@@ -173,6 +174,7 @@ func (c *conn) closeSession(req request) (string, bool) {
 			return
 		}
 		c.reply(req, int64(r.Index), wire.CodeOK, nil)
+		c.logSession("session closed", cmd.Session)
 		c.finish()
 	}))
 	<-c.done

@@ -2,6 +2,7 @@ package server
 
 import (
 	"crypto/rand"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -122,10 +123,10 @@ func (c *conn) readOnlySession(req *wire.ConnectRequest) (string, bool) {
 			return "", true
 		}
 		if _, global := s.fsm.Session(req.SessionID); global {
-			c.log.Info("refusing to resume a session of the cluster in read-only mode", "session", hexID(req.SessionID))
+			c.rejected(slog.LevelInfo, rejectGlobalInReadOnly, slog.String("session", hexID(req.SessionID)))
 			return "global session in read-only mode", false
 		}
-		c.log.Info("read-only session expired or invalid; telling the client", "session", hexID(req.SessionID))
+		c.rejected(slog.LevelInfo, rejectSessionExpired, slog.String("session", hexID(req.SessionID)))
 		c.sendConnectResponse(req, 0, make([]byte, session.PasswordLen))
 		c.finish()
 		<-c.done
@@ -138,7 +139,7 @@ func (c *conn) readOnlySession(req *wire.ConnectRequest) (string, bool) {
 	id := s.newSessionID()
 	s.ro.add(id, passwd, c.timeout)
 	c.startReadOnly(req, id, passwd)
-	c.log.Info("read-only session created", "session", hexID(id), "timeout", c.timeout)
+	c.logSession("session created", id, timeoutAttr(c.timeout), slog.Bool("read_only", true))
 	return "", true
 }
 
@@ -162,6 +163,7 @@ func (c *conn) readOnlyRequest(req request) (reason string, ok, answered bool) {
 		}
 		c.srv.ro.remove(c.session)
 		c.reply(req, c.srv.fsm.LastZxid(), wire.CodeOK, nil)
+		c.logSession("session closed", c.session)
 		c.finish()
 		<-c.done
 		return "session closed by the client", false, true
@@ -169,6 +171,7 @@ func (c *conn) readOnlyRequest(req request) (reason string, ok, answered bool) {
 		if !c.waitDrained() {
 			return "closed", false, true
 		}
+		c.rejected(slog.LevelInfo, rejectNotReadOnly, slog.String("op", req.op.String()))
 		c.reply(req, c.srv.fsm.LastZxid(), wire.CodeNotReadOnly, nil)
 		return "", true, true
 	}

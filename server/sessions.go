@@ -142,7 +142,7 @@ func (s *Server) expire(now time.Duration) {
 	expired := s.tracker.Expired(now)
 	s.mu.Unlock()
 	for _, id := range expired {
-		s.log.Info("session expired", "session", hexID(id))
+		s.logExpired(id)
 		s.stats.expired.Add(1)
 		s.propose(&raftfsm.Command{Type: raftfsm.TypeCloseSession, Session: id, Time: s.nowMillis()}, answer{})
 	}
@@ -155,6 +155,7 @@ func (s *Server) ExpireSession(id int64) bool {
 	if _, ok := s.fsm.Session(id); !ok {
 		return false
 	}
+	s.logExpired(id)
 	s.mu.Lock()
 	s.tracker.Remove(id)
 	s.mu.Unlock()
@@ -181,7 +182,7 @@ func (s *Server) advanced() {
 	expired := s.tracker.Expired(s.clock.Elapsed())
 	s.mu.Unlock()
 	for _, id := range expired {
-		s.log.Info("session expired", "session", hexID(id), "by", "the clock advanced")
+		s.logExpired(id)
 		s.stats.expired.Add(1)
 		s.proposeWait(&raftfsm.Command{Type: raftfsm.TypeCloseSession, Session: id, Time: s.nowMillis()}, nil)
 	}

@@ -238,6 +238,7 @@ func (n *Node) touchRemote(nc net.Conn, payload []byte) {
 	if pc, ok := nc.(*peerConn); ok {
 		n.lastHeard[pc.remote] = now
 		n.applied[pc.remote] = binary.BigEndian.Uint64(payload) // see tuneTrailingLogs
+		n.heardFrom(pc.remote)
 	}
 	n.mu.Unlock()
 	payload = payload[8:]

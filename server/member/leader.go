@@ -46,9 +46,11 @@ func (n *Node) watchLeadership() {
 		n.leading.Store(isLeader) // only after Elected: see Leading
 		_, id := n.raftNow().LeaderWithID()
 		if id != last {
+			n.logLeader(last, id)
 			last = id
 			n.leaderChanged()
 		}
+		n.checkPresent(isLeader)
 		known, goneSince := n.knownLeader()
 		if known != "" {
 			leaderless = time.Time{}

@@ -189,6 +189,7 @@ type Node struct {
 	stream  io.Closer                 // a cluster member's Raft connections, closed before Raft shuts down
 	serving atomic.Bool               // false while a cluster member knows no leader
 	served  atomic.Bool               // the member has served since it started
+	started time.Time                 // when Start began (set before Raft runs)
 	// leading is true once this member leads and Host.Elected has run;
 	// only then may the leader expire sessions.
 	leading atomic.Bool
@@ -219,6 +220,7 @@ type Node struct {
 	touched   map[int64]struct{}    // sessions seen here since the last report to the leader
 	lastHeard map[int]time.Time     // when each member last reported to this (leading) member
 	applied   map[int]uint64        // the zxid each member last reported applied to this (leading) member
+	present   map[int]bool          // the members in touch with this (leading) member (heardFrom)
 	peerConns map[net.Conn]struct{} // inbound member connections
 
 	zmu      sync.Mutex // guards zwaiters
@@ -246,6 +248,7 @@ func New(cfg Config, fsm *raftfsm.FSM, host Host) *Node {
 		touched:         make(map[int64]struct{}),
 		lastHeard:       make(map[int]time.Time),
 		applied:         make(map[int]uint64),
+		present:         make(map[int]bool),
 		peerConns:       make(map[net.Conn]struct{}),
 		quit:            make(chan struct{}),
 	}
@@ -276,6 +279,7 @@ func (n *Node) others() []Peer {
 func (n *Node) Start() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	n.started = time.Now()
 	mem, err := n.startRaft(ctx)
 	if err != nil {
 		return err

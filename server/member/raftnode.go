@@ -17,6 +17,7 @@ import (
 	wal "github.com/hashicorp/raft-wal"
 	"go.etcd.io/bbolt"
 
+	"github.com/zkraft/zkraft/server/internal/hclogslog"
 	"github.com/zkraft/zkraft/tree"
 )
 
@@ -56,8 +57,8 @@ func (n *Node) startRaft(ctx context.Context) (*memStores, error) {
 	// A standalone in-memory server's snapshots are never read: no member
 	// is sent one, and it restarts empty. They only let Raft drop its
 	// log, so they capture nothing (unreadSnapshot) and come often.
-	fsm := notifyingFSM{FSM: n.fsm, committed: n.committed, unread: mem != nil && !n.cfg.Clustered()}
-	r, err := raft.NewRaft(conf, fsm, logs, stable, snaps, trans)
+	fsm := loggedFSM{notifyingFSM{FSM: n.fsm, committed: n.committed, unread: mem != nil && !n.cfg.Clustered()}, n}
+	r, err := raft.NewRaft(conf, fsm, logs, stable, loggedSnapshots{snaps}, trans)
 	if err != nil {
 		return nil, fmt.Errorf("start raft: %w", err)
 	}
@@ -128,7 +129,7 @@ func (n *Node) raftConfig() *raft.Config {
 	conf.MaxAppendEntries = 512
 	conf.BatchApplyCh = true
 	conf.ShutdownOnRemove = false
-	conf.Logger = raftLogger(n.log)
+	conf.Logger = n.raftLogger()
 	if n.cfg.DataDir == "" {
 		// In memory, the Raft log only grows until a snapshot lets Raft drop
 		// it; check often so that it stays short (see tuneSnapshots).
@@ -243,7 +244,7 @@ func (n *Node) raftTransport(empty bool) (raft.Transport, raft.Configuration, er
 			ID: raft.ServerID(strconv.Itoa(p.ID)), Address: raft.ServerAddress(p.RaftAddr)})
 	}
 	trans := raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
-		Stream: stream, MaxPool: maxPooledConns, Timeout: 10 * time.Second, Logger: raftLogger(n.log),
+		Stream: stream, MaxPool: maxPooledConns, Timeout: 10 * time.Second, Logger: n.raftLogger(),
 	})
 	n.closers = append(n.closers, trans)
 	n.stream = stream
@@ -284,18 +285,49 @@ func (n *Node) waitLeader(ctx context.Context) error {
 }
 
 // raftLogger bridges hashicorp/raft's hclog logging into the server's slog
-// handler. Raft logs at Info on every election, so it logs at Warn and above
-// unless the handler is enabled for debugging.
-func raftLogger(l *slog.Logger) hclog.Logger {
-	if !l.Enabled(context.Background(), slog.LevelError) {
+// handler: each line keeps its level, message and fields, with
+// component=raft. Raft logs at Info on every election, where the member
+// logs the events that matter itself (leader elected, leader lost), so
+// Raft's Info and below pass only when the handler is enabled for
+// debugging. Warnings and errors keep their level, but for those that
+// are expected where they come (expectedRaftLine), logged at Debug.
+func (n *Node) raftLogger() hclog.Logger {
+	ctx := context.Background()
+	if !n.log.Enabled(ctx, slog.LevelError) {
 		return hclog.NewNullLogger()
 	}
 	level := hclog.Warn
-	if l.Enabled(context.Background(), slog.LevelDebug) {
+	if n.log.Enabled(ctx, slog.LevelDebug) {
 		level = hclog.Debug
 	}
-	std := slog.NewLogLogger(l.With("component", "raft").Handler(), slog.LevelInfo)
-	return hclog.FromStandardLogger(std, &hclog.LoggerOptions{Name: "raft", Level: level, Output: io.Discard})
+	return hclogslog.New(n.log.Handler(), hclogslog.Options{Name: "raft", Level: level,
+		Relevel: func(l hclog.Level, msg string) slog.Level {
+			if l >= hclog.Warn && n.expectedRaftLine(msg) {
+				return slog.LevelDebug
+			}
+			return hclogslog.Level(l)
+		}})
+}
+
+// expectedRaftLine reports whether a warning or error Raft logs is
+// expected where it comes, and would only alarm: the first election, while
+// the member starts (until syncLimit ticks after Start, as long as a
+// member may go without a leader before it stops serving): a standalone
+// server elects itself at every start, and the members of a cluster that
+// start together miss each other's first vote requests; or Raft's
+// listener closing under it as the member stops. Past the start, an
+// election means the leader was lost, which the member logs itself
+// ("leader lost") and Raft at Warn.
+func (n *Node) expectedRaftLine(msg string) bool {
+	switch msg {
+	case "heartbeat timeout reached, starting election", "Election timeout reached, restarting election",
+		"failed to make requestVote RPC", "rejecting vote request since our last term is greater",
+		"rejecting pre-vote request since our last term is greater":
+		return time.Since(n.started) < n.quorumLossTimeout()
+	case "failed to accept connection":
+		return n.stopping()
+	}
+	return false
 }
 
 // memStores are an in-memory member's log and snapshot store, which

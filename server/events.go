@@ -1,0 +1,69 @@
+package server
+
+import (
+	"context"
+	"log/slog"
+	"time"
+)
+
+// The server's notable events, one log line each, with the message as the
+// event's name and stable keys (the README's "Logs" table). A connection's
+// lines carry its client's address as "peer".
+//
+//	session created    session, timeout_ms, read_only
+//	session closed     session (the client closed it)
+//	session expired    session, timeout_ms (on the leader)
+//	request rejected   reason, and the keys its reason names
+//
+// Nothing here runs per request unless the request is refused.
+
+// Reasons a "request rejected" line gives.
+const (
+	rejectMaxClientCnxns   = "max_client_cnxns"            // max: the connection is one too many from its address
+	rejectFrameTooLarge    = "frame_too_large"             // len, max: over jute.maxbuffer
+	rejectBadFrame         = "bad_frame"                   // len: a length or frame that cannot be a request
+	rejectBadConnect       = "bad_connect"                 // len, err: the connect request does not decode
+	rejectBadRequest       = "bad_request"                 // op, err: answered MARSHALLINGERROR, the connection stays
+	rejectUnsupportedOp    = "unsupported_op"              // op: answered UNIMPLEMENTED
+	rejectAuthFailed       = "auth_failed"                 // scheme
+	rejectSASL             = "sasl_null_token"             //
+	rejectNotServing       = "not_serving"                 // this member knows no leader
+	rejectZxidAhead        = "client_zxid_ahead"           // client_zxid, server_zxid: the client saw more than this member can catch up to
+	rejectSessionExpired   = "session_expired"             // session: resumed after its expiry, or unknown, or a wrong password
+	rejectGlobalInReadOnly = "global_session_in_read_only" // session: a cluster session cannot resume in read-only mode
+	rejectNotReadOnly      = "not_read_only"               // op: a write or sync in read-only mode, answered NOTREADONLY
+	rejectReplyTooLarge    = "reply_too_large"             // ops, max_queued_bytes: a multiRead whose reply would not fit
+	rejectFourLetterWord   = "4lw_not_allowed"             // word: not in 4lw.commands.whitelist
+)
+
+// rejected logs a "request rejected" line for the connection.
+func (c *conn) rejected(level slog.Level, reason string, attrs ...slog.Attr) {
+	logRejected(c.log, level, reason, attrs)
+}
+
+func logRejected(l *slog.Logger, level slog.Level, reason string, attrs []slog.Attr) {
+	if !l.Enabled(context.Background(), level) {
+		return
+	}
+	l.LogAttrs(context.Background(), level, "request rejected", append([]slog.Attr{slog.String("reason", reason)}, attrs...)...)
+}
+
+// logSession logs a session event of the connection.
+func (c *conn) logSession(msg string, id int64, attrs ...slog.Attr) {
+	c.log.LogAttrs(context.Background(), slog.LevelInfo, msg, append([]slog.Attr{slog.String("session", hexID(id))}, attrs...)...)
+}
+
+// timeoutAttr is a session timeout as the key timeout_ms.
+func timeoutAttr(d time.Duration) slog.Attr { return slog.Int64("timeout_ms", d.Milliseconds()) }
+
+// logExpired logs "session expired" on the leader that expires it.
+func (s *Server) logExpired(id int64) {
+	if !s.log.Enabled(context.Background(), slog.LevelInfo) {
+		return
+	}
+	var timeout time.Duration
+	if sess, ok := s.fsm.Session(id); ok {
+		timeout = time.Duration(sess.Timeout) * time.Millisecond
+	}
+	s.log.LogAttrs(context.Background(), slog.LevelInfo, "session expired", slog.String("session", hexID(id)), timeoutAttr(timeout))
+}
