@@ -15,7 +15,9 @@ import (
 //	session expired    session, timeout_ms (on the leader)
 //	request rejected   reason, and the keys its reason names
 //
-// Nothing here runs per request unless the request is refused.
+// A refusal that closes or refuses a connection is logged at Warn or Info;
+// one answered with an error code on a connection that stays (bad_request,
+// not_read_only) only at Debug, since nothing logs per request at Info.
 
 // Reasons a "request rejected" line gives.
 const (

@@ -25,7 +25,7 @@ func (c *conn) local(req request, body []byte) (string, bool) {
 	}
 	if rec != nil {
 		if _, err := rec.Decode(body); err != nil {
-			c.rejected(slog.LevelInfo, rejectBadRequest, slog.String("op", req.op.String()), slog.String("err", err.Error()))
+			c.rejected(slog.LevelDebug, rejectBadRequest, slog.String("op", req.op.String()), slog.String("err", err.Error()))
 			c.reply(req, c.srv.fsm.LastZxid(), wire.CodeMarshallingError, nil)
 			return "", true
 		}

@@ -171,7 +171,7 @@ func (c *conn) readOnlyRequest(req request) (reason string, ok, answered bool) {
 		if !c.waitDrained() {
 			return "closed", false, true
 		}
-		c.rejected(slog.LevelInfo, rejectNotReadOnly, slog.String("op", req.op.String()))
+		c.rejected(slog.LevelDebug, rejectNotReadOnly, slog.String("op", req.op.String()))
 		c.reply(req, c.srv.fsm.LastZxid(), wire.CodeNotReadOnly, nil)
 		return "", true, true
 	}
