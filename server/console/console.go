@@ -156,7 +156,14 @@ func (c *Console) info(w http.ResponseWriter, r *http.Request) {
 		user, _, _ := strings.Cut(a.Credential, ":")
 		users = append(users, a.Scheme+":"+user)
 	}
-	writeJSON(w, map[string]any{"writes": c.opts.Writes, "identities": users, "member": v.Self, "client": c.src.ConnectString()})
+	role := ""
+	for _, m := range v.Members {
+		if m.ID == v.Self {
+			role = m.Role
+		}
+	}
+	writeJSON(w, map[string]any{"writes": c.opts.Writes, "identities": users, "member": v.Self, "role": role,
+		"client": c.src.ConnectString()})
 }
 
 // apiError is the body of every error the API answers.

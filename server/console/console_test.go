@@ -178,8 +178,17 @@ func TestConsole_Sessions(t *testing.T) {
 	_, _, _, err = conn.ChildrenW("/")
 	require.NoError(t, err)
 
+	var raw []map[string]any
+	require.Equal(t, http.StatusOK, get(t, base+"/api/sessions", &raw))
+	for _, s := range raw {
+		assert.NotNil(t, s["ephemerals"], "a list, never null: %v", s)
+		assert.NotNil(t, s["watches"], "a list, never null: %v", s)
+	}
+	// A session without ephemerals or watches of its own.
+	connect(t, srv.ConnectString())
 	var sessions []console.Session
 	require.Equal(t, http.StatusOK, get(t, base+"/api/sessions", &sessions))
+	require.Len(t, sessions, 2)
 	i := slices.IndexFunc(sessions, func(s console.Session) bool { return s.ID == hexID(conn.SessionID()) })
 	require.GreaterOrEqual(t, i, 0, "session %s in %v", hexID(conn.SessionID()), sessions)
 	s := sessions[i]
@@ -258,6 +267,8 @@ func TestConsole_Cluster(t *testing.T) {
 		assert.GreaterOrEqual(t, m.Lag, int64(0))
 	}
 	assert.Equal(t, c.Addr(leader), view.Members[leader].Client)
+	assert.Positive(t, view.Holds.Znodes)
+	assert.Equal(t, 1, view.Holds.Sessions)
 
 	// A follower knows its own applied zxid only, and who leads.
 	require.Equal(t, http.StatusOK, get(t, serve(t, c.Server(follower), console.Options{})+"/api/cluster", &view))

@@ -39,7 +39,8 @@ func (c *Console) sessions(w http.ResponseWriter, r *http.Request) {
 	out := make([]Session, 0, len(sessions))
 	c.src.Read(func(t *tree.Tree) {
 		for _, s := range sessions {
-			eph := slices.Sorted(slices.Values(t.Ephemerals(s.ID, "/")))
+			eph := append([]string{}, t.Ephemerals(s.ID, "/")...) // [] in JSON when none
+			slices.Sort(eph)
 			ws := byID[s.ID]
 			if ws == nil {
 				ws = []Watch{}
@@ -140,16 +141,31 @@ type Member struct {
 	HeardMsAgo int64 `json:"heardMsAgo"`
 }
 
-// Cluster is the cluster view.
+// Cluster is the cluster view, with what this member holds.
 type Cluster struct {
 	Self    int      `json:"self"`
 	Leader  int      `json:"leader"`
 	Members []Member `json:"members"`
+	Holds   Holdings `json:"holds"`
+}
+
+// Holdings counts what this member's copy of the state holds.
+type Holdings struct {
+	Znodes     int   `json:"znodes"`
+	Ephemerals int   `json:"ephemerals"`
+	DataBytes  int64 `json:"dataBytes"`
+	Sessions   int   `json:"sessions"`
+	Watches    int   `json:"watches"` // held by this member's clients
 }
 
 // cluster answers the members as this member sees them.
 func (c *Console) cluster(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, clusterOf(c.src.Cluster(), time.Now()))
+	v := clusterOf(c.src.Cluster(), time.Now())
+	v.Holds.Sessions, v.Holds.Watches = len(c.src.Sessions()), len(c.src.Watches())
+	c.src.Read(func(t *tree.Tree) {
+		v.Holds.Znodes, v.Holds.Ephemerals, v.Holds.DataBytes = t.Len(), t.EphemeralCount(), t.ApproximateDataSize()
+	})
+	writeJSON(w, v)
 }
 
 func clusterOf(v server.ClusterView, now time.Time) Cluster {

@@ -50,6 +50,15 @@ function treeItem(path, name, child) {
   return li;
 }
 
+// setCount shows a listed node's number of children on its row.
+function setCount(li, total) {
+  const row = li.querySelector(":scope > .row");
+  let count = row.querySelector(".count");
+  if (!count) { count = el("span", { class: "count" }); row.append(count); }
+  count.textContent = total > 0 ? "(" + total + ")" : "";
+  row.querySelector(".toggle").textContent = total > 0 ? (state.expanded.has(li.dataset.path) ? "▾" : "▸") : "";
+}
+
 function findItem(path) {
   return document.querySelector(`li.node[data-path="${CSS.escape(path)}"]`);
 }
@@ -66,6 +75,7 @@ async function loadChildren(path) {
     ul.replaceChildren(el("li", { class: "error" }, e.message));
     return;
   }
+  setCount(li, listing.total);
   const before = new Set([...ul.querySelectorAll(":scope > li.node")].map((n) => n.dataset.path));
   const items = listing.children.map((c) => {
     const item = treeItem(c.path, c.name, c);
@@ -113,15 +123,16 @@ async function loadDetail() {
     return;
   }
   if (state.selected !== path) return;
-  d.replaceChildren(
+  d.replaceChildren(...[
     el("h2", { class: "mono", id: "detail-path" }, n.path, " ", el("span", { class: "kind " + n.kind }, n.kind)),
-    dataView(n), statView(n), aclView(n), writeForms(n));
+    dataView(n), el("div", { class: "columns" }, statView(n), aclView(n)), writeForms(n)].filter((x) => x));
 }
 
 function dataView(n) {
   const box = el("div", { id: "data" }, el("h3", {}, "Data"));
   if (!n.data) { box.append(el("p", { class: "error" }, n.dataError)); return box; }
   const data = n.data;
+  if (data.format === "empty") { box.append(el("p", { class: "muted", id: "data-view", "data-format": "empty" }, "(no data)")); return box; }
   const formats = [];
   if (data.format === "json") formats.push("json");
   if (data.format === "json" || data.format === "text") formats.push("text");
@@ -131,8 +142,7 @@ function dataView(n) {
     el("button", { class: f === fmt ? "on" : "", "data-format": f, onclick: () => { state.format = f; loadDetail(); } }, f)),
     el("span", { class: "muted" }, ` ${data.length} bytes, ${data.format}`));
   let body;
-  if (data.format === "empty") body = el("p", { class: "muted" }, "(no data)");
-  else if (fmt === "json") body = el("pre", { id: "data-view", "data-format": "json" }, data.pretty);
+  if (fmt === "json") body = el("pre", { id: "data-view", "data-format": "json" }, data.pretty);
   else if (fmt === "text") body = el("pre", { id: "data-view", "data-format": "text" }, data.text);
   else body = el("pre", { id: "data-view", "data-format": "hex" }, data.hex + (data.hexTruncated ? "\n… (first 4096 bytes)" : ""));
   box.append(bar, body);
@@ -150,7 +160,7 @@ function statView(n) {
   if (n.ttlMs) rows.push(["ttl", n.ttlMs + " ms"]);
   return el("div", {}, el("h3", {}, "Stat"),
     el("table", { class: "kv", id: "stat" }, ...rows.map(([k, v]) =>
-      el("tr", { "data-key": k }, el("th", {}, k), el("td", { class: "mono" }, v)))));
+      el("tr", { "data-key": k, "data-value": String(v) }, el("th", {}, k), el("td", { class: "mono" }, v)))));
 }
 
 function aclView(n) {
@@ -191,9 +201,13 @@ async function loadSessions() {
   const tbody = document.querySelector("#sessions tbody");
   let list;
   try { list = await api("sessions"); } catch (e) { tbody.replaceChildren(el("tr", {}, el("td", { class: "error", colSpan: 4 }, e.message))); return; }
+  const total = list.length;
+  const filter = document.getElementById("session-filter").value.trim();
+  if (filter) list = list.filter((s) => s.id.includes(filter) || s.ephemerals.some((p) => p.includes(filter)) || s.watches.some((w) => w.path.includes(filter)));
+  document.getElementById("session-count").textContent = filter ? `${list.length} of ${total} sessions` : `${total} sessions`;
   tbody.replaceChildren(...list.map((s) => el("tr", { "data-session": s.id },
     el("td", { class: "mono" }, s.id),
-    el("td", {}, s.timeoutMs + " ms"),
+    el("td", { class: "nowrap" }, s.timeoutMs / 1000 + " s"),
     el("td", {}, el("ul", { class: "plain mono ephemerals" }, ...s.ephemerals.map((p) => el("li", {}, el("a", { href: "#tree:" + p }, p))))),
     el("td", {}, el("ul", { class: "plain mono watches" }, ...s.watches.map((w) => el("li", {}, `${w.kind} ${w.mode} ${w.path}`)))))));
   if (list.length === 0) tbody.append(el("tr", {}, el("td", { colSpan: 4, class: "muted" }, "no sessions")));
@@ -204,36 +218,58 @@ async function loadLocks() {
   let list;
   try { list = await api("locks"); } catch (e) { box.replaceChildren(el("p", { class: "error" }, e.message)); return; }
   if (list.length === 0) { box.replaceChildren(el("p", { class: "muted" }, "no lock queue")); return; }
+  const now = Date.now();
   box.replaceChildren(...list.map((lq) => {
     const waiting = lq.nodes.filter((n) => !n.holds).length;
+    const leases = lq.recipe === "semaphore leases";
+    const position = new Map(lq.nodes.map((n, i) => [n.name, i + 1]));
     return el("div", { class: "lock", "data-path": lq.path },
       el("div", {}, el("a", { class: "mono", href: "#tree:" + lq.path }, lq.path), " ",
         el("span", { class: "badge" }, lq.recipe || "?"), " ",
-        el("span", { class: "muted" }, `${lq.nodes.length - waiting} holding, ${waiting} waiting`)),
+        el("span", { class: "muted" }, leases ? `${lq.nodes.length} leases (the limit is the application's)` : `${lq.nodes.length - waiting} holding, ${waiting} waiting`)),
       lq.error ? el("p", { class: "error" }, lq.error) : null,
-      el("ol", {}, ...lq.nodes.map((n) => el("li", { class: "contender " + (n.holds ? "holder" : "waiter"), "data-name": n.name },
-        el("span", { class: "role" }, lq.recipe === "semaphore leases" ? "lease" : n.holds ? "holder" : "waiting"),
-        n.name, el("span", { class: "muted" }, ` session ${n.session}` + (n.waits ? ` · waits for ${n.waits}` : "") + (lq.recipe === "read-write" ? (n.write ? " · writer" : " · reader") : ""))))));
+      el("table", { class: "queue" },
+        el("tr", {}, ...["#", "", "node", "session", lq.recipe === "read-write" ? "kind" : null, "waits for", "queued"].filter((h) => h !== null).map((h) => el("th", {}, h))),
+        ...lq.nodes.map((n, i) => el("tr", { class: "contender " + (n.holds ? "holder" : "waiter"), "data-name": n.name },
+          el("td", { class: "muted" }, i + 1),
+          el("td", {}, el("span", { class: "role" }, leases ? "lease" : n.holds ? "holder" : "waiting")),
+          el("td", { class: "mono" }, el("a", { href: "#tree:" + lq.path + "/" + n.name }, n.name)),
+          el("td", { class: "mono session" }, n.session),
+          lq.recipe === "read-write" ? el("td", {}, n.write ? "writer" : "reader") : null,
+          el("td", { class: "mono", title: n.waits || "" }, n.waits ? "#" + position.get(n.waits) : ""),
+          el("td", { class: "muted nowrap" }, ago(now - n.ctime))))));
   }));
+}
+
+function ago(ms) {
+  if (ms < 1000) return "just now";
+  if (ms < 60000) return Math.round(ms / 1000) + " s ago";
+  if (ms < 3600000) return Math.round(ms / 60000) + " min ago";
+  return Math.round(ms / 3600000) + " h ago";
 }
 
 async function loadCluster() {
   const tbody = document.querySelector("#members tbody");
   let c;
   try { c = await api("cluster"); } catch (e) { tbody.replaceChildren(el("tr", {}, el("td", { class: "error", colSpan: 7 }, e.message))); return; }
-  const leader = c.members.find((m) => m.role === "leader" || m.role === "standalone");
   document.getElementById("cluster-note").textContent =
     `This page is served by member ${c.self}. ` +
     (c.leader === c.self ? "As the leader it knows every member's applied zxid; lag is how many zxids each is behind the leader." : "Only the leader knows the other members' applied zxid: open its console for theirs.");
   tbody.replaceChildren(...c.members.map((m) => el("tr", { "data-id": m.id },
     el("td", {}, m.id + (m.self ? " (this)" : "")),
     el("td", { class: "role role-" + m.role }, m.role),
-    el("td", { class: "mono applied" }, m.applied < 0 ? "?" : m.applied),
+    el("td", m.applied < 0 ? { class: "mono applied" } : { class: "mono applied", "data-known": "" }, m.applied < 0 ? "?" : m.applied),
     el("td", { class: "mono lag" }, m.lag < 0 ? "?" : m.lag),
     el("td", {}, m.heardMsAgo < 0 ? (m.self ? "-" : "?") : m.heardMsAgo + " ms ago"),
     el("td", { class: "mono" }, m.raftAddr || "-"),
     el("td", { class: "mono" }, m.client || "-"))));
-  if (leader) document.getElementById("member").textContent = `member ${c.self} · ${c.members.find((m) => m.self)?.role || ""}`;
+  const h = c.holds;
+  document.getElementById("holds").replaceChildren(...[
+    ["znodes", h.znodes], ["ephemeral znodes", h.ephemerals], ["data", h.dataBytes + " bytes"],
+    ["sessions (all members')", h.sessions], ["watches (this member's clients)", h.watches],
+  ].map(([k, v]) => el("tr", { "data-key": k }, el("th", {}, k), el("td", { class: "mono" }, v))));
+  const self = c.members.find((m) => m.self);
+  if (self) document.getElementById("member").textContent = `member ${c.self} · ${self.role}`;
 }
 
 // ---- tabs, live updates ----
@@ -260,6 +296,7 @@ function route() {
     const chain = [];
     while (p !== "/") { chain.push(p); p = parentOf(p); }
     chain.forEach((a) => state.expanded.add(a));
+    state.expanded.add(path);
     showTab("tree");
     loadChildren("/").then(() => select(path));
     return;
@@ -299,10 +336,14 @@ function connect() {
   es.onerror = () => { live.className = "live off"; live.textContent = "reconnecting"; };
 }
 
+// The cluster view changes without changes to the tree (reports, lag):
+// refresh it while shown.
+setInterval(() => { if (state.tab === "cluster" && !document.hidden) loadCluster(); }, 2000);
+
 async function start() {
   try {
     state.info = await api("info");
-    document.getElementById("member").textContent = "member " + state.info.member;
+    document.getElementById("member").textContent = `member ${state.info.member} · ${state.info.role}`;
     const mode = document.getElementById("mode");
     mode.textContent = state.info.writes ? "writes enabled" : "read-only";
   } catch (e) {
@@ -310,6 +351,7 @@ async function start() {
   }
   document.getElementById("tree").replaceChildren(treeItem("/", "/", { numChildren: 1, kind: "persistent" }));
   window.addEventListener("hashchange", route);
+  document.getElementById("session-filter").addEventListener("input", loadSessions);
   route();
   connect();
 }
