@@ -36,16 +36,16 @@ func (f *consoleFlags) register(fs *flag.FlagSet) {
 
 // startConsole serves the console of each server on f.addr: a single
 // server's at /, the members of a local cluster at /1/, /2/, ... It
-// returns the function that stops it.
-func startConsole(f *consoleFlags, servers []*server.Server, logger *slog.Logger) (func(context.Context) error, error) {
+// returns the address it listens on and the function that stops it.
+func startConsole(f *consoleFlags, servers []*server.Server, logger *slog.Logger) (net.Addr, func(context.Context) error, error) {
 	if f.addr == "" {
-		return func(context.Context) error { return nil }, nil
+		return nil, func(context.Context) error { return nil }, nil
 	}
 	mux := http.NewServeMux()
 	for i, srv := range servers {
 		c, err := console.New(console.FromServer(srv), console.Options{Writes: f.writes, Auth: f.auth})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if len(servers) == 1 {
 			mux.Handle("/", c)
@@ -60,7 +60,7 @@ func startConsole(f *consoleFlags, servers []*server.Server, logger *slog.Logger
 	}
 	ln, err := net.Listen("tcp", f.addr)
 	if err != nil {
-		return nil, fmt.Errorf("-console-addr: %w", err)
+		return nil, nil, fmt.Errorf("-console-addr: %w", err)
 	}
 	hs := &http.Server{Handler: mux, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
 	go func() {
@@ -70,5 +70,5 @@ func startConsole(f *consoleFlags, servers []*server.Server, logger *slog.Logger
 	}()
 	logger.Info("web console serving", "url", "http://"+ln.Addr().String()+"/", "writes", f.writes)
 	// Close, not Shutdown: the event streams never go idle.
-	return func(context.Context) error { return hs.Close() }, nil
+	return ln.Addr(), func(context.Context) error { return hs.Close() }, nil
 }

@@ -90,7 +90,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		srv, servers = single, []*server.Server{single}
 		logger.Info("zkraft serving", "connect", single.ConnectString(), "mode", single.Mode(), "version", server.Version)
 	}
-	stopConsole, err := startConsole(&con, servers, logger)
+	_, stopConsole, err := startConsole(&con, servers, logger)
 	if err != nil {
 		fmt.Fprintf(stderr, "zkraft: %v\n", err)
 		srv.Shutdown(context.Background())

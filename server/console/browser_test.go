@@ -110,7 +110,7 @@ func TestBrowser_Console(t *testing.T) {
 	cons, err := console.New(console.FromServer(c.Server(leader)), console.Options{})
 	require.NoError(t, err)
 	hs := httptest.NewServer(cons)
-	t.Cleanup(hs.Close)
+	t.Cleanup(func() { hs.CloseClientConnections(); hs.Close() })
 
 	// A small application's tree.
 	app := connect(t, c.Addr(leader))
@@ -294,4 +294,27 @@ func TestBrowser_Console(t *testing.T) {
 		assert.NotEqual(t, "?", a, "the leader knows every member's applied zxid")
 	}
 	shot(t, tab, dir, "cluster.png")
+
+	// Writes, where enabled, go through the server's ACL checks.
+	writable, err := console.New(console.FromServer(c.Server(leader)), console.Options{Writes: true})
+	require.NoError(t, err)
+	ws := httptest.NewServer(writable)
+	t.Cleanup(func() { ws.CloseClientConnections(); ws.Close() }) // the tab's event stream is still open
+	run(t, tab, "set data from the page",
+		chromedp.Navigate(ws.URL+"/#tree:/app/motd"),
+		chromedp.WaitVisible(css(`#set-data`)),
+		chromedp.SetValue(css(`#set-data`), "Deploys are open again."),
+		chromedp.Click(css(`#set-button`)),
+		chromedp.WaitVisible(css(`#stat tr[data-key="version"][data-value="1"]`)))
+	data, _, err := app.Get("/app/motd")
+	require.NoError(t, err)
+	assert.Equal(t, "Deploys are open again.", string(data))
+	run(t, tab, "create under a node the console may not write",
+		chromedp.Navigate(ws.URL+"/#tree:/app/secret"),
+		chromedp.WaitVisible(css(`#child-name`)),
+		chromedp.SetValue(css(`#child-name`), "kid"),
+		chromedp.Click(css(`#create-child`)),
+		chromedp.WaitVisible(css(`#write-result.error`)))
+	assert.Contains(t, value(t, tab, "write result", chromedp.TextContent(css(`#write-result`))), "not authenticated")
+	assert.Nil(t, c.Inspect(leader).Node("/app/secret/kid"))
 }

@@ -239,19 +239,22 @@ func TestConsole_Cluster(t *testing.T) {
 	_, err := conn.Create("/x", nil, 0, zk.WorldACL(zk.PermAll))
 	require.NoError(t, err)
 
+	created := c.Server(leader).FSM().LastZxid()
+	c.Inspect(follower).WaitForNode("/x")
+
 	base := serve(t, c.Server(leader), console.Options{})
 	var view console.Cluster
-	// The followers report twice a tick: wait for the leader to have heard
-	// of both.
-	c.Inspect(leader).WaitFor("reports from both followers", func(*servertest.Inspector) bool {
+	// The followers report what they applied twice a tick, which changes
+	// nothing the server could signal: poll until the leader has heard
+	// that both applied the create.
+	poll(t, "reports of the create from both followers", func() bool {
 		require.Equal(t, http.StatusOK, get(t, base+"/api/cluster", &view))
-		known := 0
 		for _, m := range view.Members {
-			if m.Applied >= 0 {
-				known++
+			if m.Applied < created {
+				return false
 			}
 		}
-		return known == 3
+		return true
 	})
 	assert.Equal(t, leader+1, view.Self)
 	assert.Equal(t, leader+1, view.Leader)

@@ -147,3 +147,19 @@ func digest(cred string) string {
 	sum := sha1.Sum([]byte(cred))
 	return base64.StdEncoding.EncodeToString(sum[:])
 }
+
+// poll checks cond every 10ms until it holds, for what the server has no
+// signal of (members' reports to the leader); it fails the test after 10
+// seconds.
+func poll(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited 10s for %s", what)
+		}
+		<-tick.C
+	}
+}

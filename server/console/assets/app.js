@@ -188,7 +188,7 @@ function writeForms(n) {
   const base = n.path === "/" ? "" : n.path;
   return el("div", { class: "writes" }, el("h3", {}, "Write (as " + (state.info.identities.join(", ") || "an unauthenticated client") + ")"),
     el("fieldset", {}, el("legend", {}, "set data"), setText,
-      el("button", { onclick: () => send("PUT", "node?path=" + q(n.path), { data: setText.value, version: n.stat.version }) }, "set (version " + n.stat.version + ")")),
+      el("button", { id: "set-button", onclick: () => send("PUT", "node?path=" + q(n.path), { data: setText.value, version: n.stat.version }) }, "set (version " + n.stat.version + ")")),
     el("fieldset", {}, el("legend", {}, "create child"), childName, " ", childData, " ", mode, " ",
       el("button", { id: "create-child", onclick: () => send("POST", "node", { path: base + "/" + childName.value, data: childData.value, mode: mode.value }) }, "create")),
     el("div", { class: "actions" }, el("button", { onclick: () => { if (confirm("delete " + n.path + "?")) send("DELETE", "node?path=" + q(n.path) + "&version=" + n.stat.version); } }, "delete node")),
