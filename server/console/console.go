@@ -16,6 +16,10 @@ import (
 	"github.com/zkraft/zkraft/wire"
 )
 
+// ErrBadAuth means a credential the console cannot use: it takes digest
+// credentials, user:password.
+var ErrBadAuth = errors.New("console: auth must be digest:user:password")
+
 // Source is what the console reads of a server. *server.Server provides
 // it through FromServer; the console needs nothing else.
 type Source interface {
@@ -75,7 +79,7 @@ type Auth struct {
 func ParseAuth(s string) (Auth, error) {
 	scheme, cred, ok := strings.Cut(s, ":")
 	if !ok || scheme != tree.SchemeDigest || !strings.Contains(cred, ":") {
-		return Auth{}, errors.New("console: auth must be digest:user:password")
+		return Auth{}, ErrBadAuth
 	}
 	return Auth{Scheme: scheme, Credential: cred}, nil
 }
@@ -97,7 +101,7 @@ type Console struct {
 func New(src Source, opts Options) (*Console, error) {
 	for _, a := range opts.Auth {
 		if a.Scheme != tree.SchemeDigest || !strings.Contains(a.Credential, ":") {
-			return nil, errors.New("console: auth must be digest with user:password")
+			return nil, ErrBadAuth
 		}
 	}
 	c := &Console{src: src, opts: opts, ids: readIDs(opts.Auth, src.SuperDigest()), hub: newHub(src)}

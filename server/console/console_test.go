@@ -395,9 +395,9 @@ func TestConsole_WritesBadInput(t *testing.T) {
 func TestConsole_NewRefusesBadAuth(t *testing.T) {
 	srv := servertest.NewServer(t)
 	_, err := console.New(console.FromServer(srv.Server), console.Options{Auth: []console.Auth{{Scheme: "ip", Credential: "1.2.3.4"}}})
-	assert.Error(t, err)
+	assert.ErrorIs(t, err, console.ErrBadAuth)
 	_, err = console.ParseAuth("digest:nopassword")
-	assert.Error(t, err)
+	assert.ErrorIs(t, err, console.ErrBadAuth)
 	a, err := console.ParseAuth("digest:bob:pw")
 	require.NoError(t, err)
 	assert.Equal(t, console.Auth{Scheme: "digest", Credential: "bob:pw"}, a)
