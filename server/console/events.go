@@ -20,6 +20,11 @@ const maxPending = 512
 // between are merged into one event.
 const pace = 100 * time.Millisecond
 
+// watchEvery is the least time between two looks at the watches: each
+// copies and sorts every watch this member holds, under the lock the
+// client connections take to set theirs.
+const watchEvery = time.Second
+
 // keepAlive is how often an idle stream sends a comment, so that proxies
 // keep it open.
 const keepAlive = 15 * time.Second
@@ -132,13 +137,17 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request) {
 	}
 	idle := time.NewTimer(keepAlive)
 	defer idle.Stop()
+	owed, next := false, time.Now() // a look at the watches, and when one may be taken
 	for {
 		// Take the channel before looking, so that no change between the
 		// look and the wait goes unseen.
 		changed := c.src.Changed()
 		e := s.take()
-		if now := c.src.Watches(); !slices.Equal(now, watches) {
-			e.Watches, watches = true, now
+		if owed && !time.Now().Before(next) {
+			owed, next = false, time.Now().Add(watchEvery)
+			if now := c.src.Watches(); !slices.Equal(now, watches) {
+				e.Watches, watches = true, now
+			}
 		}
 		if len(e.Paths) > 0 || e.Sessions || e.Watches || e.Resync {
 			if e.Paths == nil {
@@ -153,7 +162,16 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request) {
 				return
 			case <-time.After(pace):
 			}
+			select { // whatever changed meanwhile may be a watch
+			case <-changed:
+				owed = true
+			default:
+			}
 			continue
+		}
+		var due <-chan time.Time
+		if owed {
+			due = time.After(time.Until(next))
 		}
 		select {
 		case <-r.Context().Done():
@@ -164,7 +182,9 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request) {
 			}
 			idle.Reset(keepAlive)
 		case <-s.ready:
-		case <-changed: // a watch set or removed, or a change
+		case <-changed: // a watch set or removed, or anything else
+			owed = true
+		case <-due:
 		}
 	}
 }

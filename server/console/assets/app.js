@@ -5,6 +5,7 @@
 const state = {
   tab: "tree",
   expanded: new Set(["/"]), // paths whose children are shown
+  limits: new Map(),        // paths listed beyond the first 1000 children
   selected: null,
   format: null,             // the data view chosen for the selected node
   info: null,
@@ -70,7 +71,7 @@ async function loadChildren(path) {
   if (!state.expanded.has(path)) { ul.replaceChildren(); return; }
   let listing;
   try {
-    listing = await api("children?path=" + q(path));
+    listing = await api("children?path=" + q(path) + (state.limits.has(path) ? "&limit=" + state.limits.get(path) : ""));
   } catch (e) {
     ul.replaceChildren(el("li", { class: "error" }, e.message));
     return;
@@ -82,7 +83,14 @@ async function loadChildren(path) {
     if (before.size > 0 && !before.has(c.path)) item.querySelector(".row").classList.add("flash");
     return item;
   });
-  if (listing.truncated) items.push(el("li", { class: "muted" }, `… ${listing.total - listing.children.length} more`));
+  if (listing.truncated) {
+    const more = listing.total - listing.children.length;
+    items.push(el("li", { class: "more" }, el("a", { href: "#", onclick: (ev) => {
+      ev.preventDefault();
+      state.limits.set(path, listing.children.length + Math.min(more, 10000));
+      loadChildren(path);
+    } }, `… ${more} more`)));
+  }
   ul.replaceChildren(...items);
   for (const c of listing.children) if (state.expanded.has(c.path)) loadChildren(c.path);
 }
