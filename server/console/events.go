@@ -131,24 +131,18 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request) {
 	defer c.hub.leave(s)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
-	watches := c.src.Watches()
+	watches := watchLook{src: c.src, last: c.src.Watches(), next: time.Now()}
 	if !send(w, rc, "hello", Event{Zxid: c.zxid(), Paths: []string{}}) {
 		return
 	}
 	idle := time.NewTimer(keepAlive)
 	defer idle.Stop()
-	owed, next := false, time.Now() // a look at the watches, and when one may be taken
 	for {
 		// Take the channel before looking, so that no change between the
 		// look and the wait goes unseen.
 		changed := c.src.Changed()
 		e := s.take()
-		if owed && !time.Now().Before(next) {
-			owed, next = false, time.Now().Add(watchEvery)
-			if now := c.src.Watches(); !slices.Equal(now, watches) {
-				e.Watches, watches = true, now
-			}
-		}
+		e.Watches = watches.changed()
 		if len(e.Paths) > 0 || e.Sessions || e.Watches || e.Resync {
 			if e.Paths == nil {
 				e.Paths = []string{}
@@ -164,14 +158,10 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request) {
 			}
 			select { // whatever changed meanwhile may be a watch
 			case <-changed:
-				owed = true
+				watches.owed = true
 			default:
 			}
 			continue
-		}
-		var due <-chan time.Time
-		if owed {
-			due = time.After(time.Until(next))
 		}
 		select {
 		case <-r.Context().Done():
@@ -183,10 +173,41 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request) {
 			idle.Reset(keepAlive)
 		case <-s.ready:
 		case <-changed: // a watch set or removed, or anything else
-			owed = true
-		case <-due:
+			watches.owed = true
+		case <-watches.due():
 		}
 	}
+}
+
+// watchLook tells a stream whether the watches changed, looking at most
+// once every watchEvery.
+type watchLook struct {
+	src  Source
+	last []server.Watch
+	owed bool      // something changed since the last look
+	next time.Time // when the next look may be taken
+}
+
+// changed looks, if a look is owed and allowed, and reports a change.
+func (l *watchLook) changed() bool {
+	if !l.owed || time.Now().Before(l.next) {
+		return false
+	}
+	l.owed, l.next = false, time.Now().Add(watchEvery)
+	now := l.src.Watches()
+	if slices.Equal(now, l.last) {
+		return false
+	}
+	l.last = now
+	return true
+}
+
+// due is when an owed look may be taken; nil when none is owed.
+func (l *watchLook) due() <-chan time.Time {
+	if !l.owed {
+		return nil
+	}
+	return time.After(time.Until(l.next))
 }
 
 // zxid is the last zxid applied on this member.
