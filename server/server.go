@@ -29,7 +29,8 @@ type Server struct {
 	log     *slog.Logger
 	fsm     *raftfsm.FSM
 	watches *watchRegistry
-	changed changes // what Changed hands out
+	changed changes   // what Changed hands out
+	observe observers // what Observe registered
 	pending pendingTable
 	stats   serverStats
 	started time.Time

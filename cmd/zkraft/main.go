@@ -47,7 +47,8 @@ func main() {
 // run parses args, serves until a signal, and returns the exit status:
 // 2 for a bad flag, value or config, 1 when the server cannot start.
 func run(args []string, stdout, stderr io.Writer) int {
-	cfg, logger, localMembers, err := configure(args, stderr)
+	var con consoleFlags
+	cfg, logger, localMembers, err := configure(args, stderr, con.register)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
@@ -71,13 +72,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		go c.stepOnSignal(ctx, sig, logger)
 	}
 	var srv interface{ Shutdown(context.Context) error }
+	var servers []*server.Server
 	if localMembers > 0 {
 		lc, connect, err := startLocalCluster(localMembers, cfg, logger)
 		if err != nil {
 			fmt.Fprintf(stderr, "zkraft: %v\n", err)
 			return 1
 		}
-		srv = lc
+		srv, servers = lc, lc.servers
 		logger.Info("zkraft local cluster serving", "connect", connect, "members", localMembers, "version", server.Version)
 		fmt.Fprintln(stdout, connect)
 	} else {
@@ -90,14 +92,21 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "zkraft: %v\n", err)
 			return 1
 		}
-		srv = single
+		srv, servers = single, []*server.Server{single}
 		logger.Info("zkraft serving", "connect", single.ConnectString(), "mode", single.Mode(), "version", server.Version)
+	}
+	_, stopConsole, err := startConsole(&con, servers, logger)
+	if err != nil {
+		fmt.Fprintf(stderr, "zkraft: %v\n", err)
+		srv.Shutdown(context.Background())
+		return 1
 	}
 	<-ctx.Done()
 	stop() // a second signal now ends the process at once
 	logger.Info("shutting down")
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	stopConsole(shutdownCtx)
 	if err := srv.Shutdown(shutdownCtx); err != nil {
 		logger.Error("shutdown", "err", err)
 		return 1
@@ -121,8 +130,11 @@ type options struct {
 
 // configure parses flags and any zoo.cfg into a Config; localMembers is
 // -local-cluster's member count, 0 for one server.
-func configure(args []string, stderr io.Writer) (cfg server.Config, logger *slog.Logger, localMembers int, err error) {
+func configure(args []string, stderr io.Writer, more ...func(*flag.FlagSet)) (cfg server.Config, logger *slog.Logger, localMembers int, err error) {
 	fs := flag.NewFlagSet("zkraft", flag.ContinueOnError)
+	for _, register := range more {
+		register(fs)
+	}
 	fs.SetOutput(stderr)
 	var o options
 	fs.StringVar(&o.config, "config", "", "ZooKeeper zoo.cfg to read (also accepted as the only argument)")
