@@ -30,6 +30,7 @@ func (c *conn) handle(frame []byte, now time.Time) (string, bool) {
 	body := frame[wire.RequestHeaderSize:]
 	c.stats.received()
 	c.srv.stats.received.Add(1)
+	c.srv.stats.bytesReceived.Add(int64(len(frame) + 4))
 	req := request{xid: h.Xid, op: h.OpCode, start: now}
 	var f Fault
 	if hook := c.srv.cfg.RequestHook; hook != nil {
@@ -288,7 +289,7 @@ func (c *conn) reply(req request, zxid int64, code wire.Code, resp wire.Record) 
 		now := time.Now()
 		lat := now.Sub(req.start)
 		c.stats.answered(req, zxid, lat, now)
-		c.srv.stats.latency(lat)
+		c.srv.stats.latency(lat, isWrite(req.op))
 	}
 }
 
@@ -296,10 +297,11 @@ func (c *conn) reply(req request, zxid int64, code wire.Code, resp wire.Record) 
 func (c *conn) event(ev wire.EventType, path string) {
 	e := wire.WatcherEvent{Type: ev, State: wire.StateSyncConnected, Path: path}
 	hdr := wire.ReplyHeader{Xid: wire.XidNotification, Zxid: -1}
-	c.queue(func(b []byte) []byte {
+	n := c.queue(func(b []byte) []byte {
 		b = hdr.Append(b)
 		return e.Append(b)
 	})
+	c.srv.stats.watchBytes.Add(int64(n))
 }
 
 // createSessionAgain answers a createSession opcode sent after the

@@ -100,10 +100,14 @@ func (c *Config) applyZooCfg(key, v string, port, addr *string) (known bool, err
 		c.ReadOnlyMode, err = strconv.ParseBool(v)
 	case "reconfigEnabled", "zookeeper.reconfigEnabled":
 		c.ReconfigEnabled, err = strconv.ParseBool(v)
-	case "initLimit", "autopurge.purgeInterval", "standaloneEnabled",
+	case "initLimit":
+		c.InitLimit, err = strconv.Atoi(v)
+		if err == nil && c.InitLimit < 1 {
+			err = fmt.Errorf("initLimit %d is below 1", c.InitLimit)
+		}
+	case "autopurge.purgeInterval", "standaloneEnabled",
 		"localSessionsEnabled", "localSessionsUpgradingEnabled", "dynamicConfigFile":
-		// Known ZooKeeper keys that need no setting here: Raft bounds how
-		// far members lag, snapshots are purged as they are taken, a
+		// Known ZooKeeper keys that need no setting here: snapshots are purged as they are taken, a
 		// one-member configuration is standalone, the configuration a
 		// reconfig makes is kept in the replicated tree, read-only sessions
 		// are always local and never upgraded.

@@ -225,6 +225,8 @@ type Node struct {
 	zwaiters []zxidWaiter
 	zcount   atomic.Int32 // len(zwaiters), read without the lock
 
+	stats Stats // figures for mntr and /metrics
+
 	quit     chan struct{} // closed when stopping begins
 	stopOnce sync.Once
 	group    owned.Group
@@ -284,6 +286,8 @@ func (n *Node) Start() error {
 	n.goOwned("snapshots", func() { n.tuneSnapshots(mem) })
 	if !n.cfg.Clustered() {
 		n.host.Elected()
+		n.stats.leaderSince.Store(time.Now().UnixNano())
+		n.markJoined()
 		n.leading.Store(true)
 		n.setServing(true, "")
 		return nil

@@ -45,9 +45,13 @@ func (n *Node) startRaft(ctx context.Context) (*memStores, error) {
 	if err != nil {
 		return nil, err
 	}
+	if n.cfg.DataDir != "" {
+		logs = timedLogStore{LogStore: logs, d: &n.stats.Fsync}
+	}
 	if n.trans != nil {
 		logs = notifyingStore{LogStore: logs, t: n.trans}
 	}
+	snaps = timedSnapshots{SnapshotStore: snaps, stats: &n.stats}
 	if !existing {
 		if err := raft.BootstrapCluster(conf, logs, stable, snaps, trans, bootstrap); err != nil {
 			return nil, fmt.Errorf("bootstrap raft: %w", err)

@@ -1,0 +1,165 @@
+package member
+
+import (
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/zkraft/zkraft/raftfsm"
+	"github.com/zkraft/zkraft/server/internal/summary"
+)
+
+// Stats are the member's own figures, as mntr and /metrics report them:
+// times in milliseconds, sizes in bytes. Recording one costs a few atomic
+// adds.
+type Stats struct {
+	// Fsync is the time each append to a durable Raft log took, its fsync
+	// included (zk_fsynctime); nothing is recorded in memory.
+	Fsync summary.Summary
+	// Snapshot is the time each snapshot took to write (zk_snapshottime).
+	Snapshot summary.Summary
+	// Election is the time from losing a leader (or starting) to knowing
+	// one again (zk_election_time).
+	Election summary.Summary
+	// Commit is the time from handing a command to this member's Raft, as
+	// leader, until it was committed and applied.
+	Commit summary.Summary
+	// ProposalSizes are the sizes of the commands this member proposed as
+	// leader (zk_last/min/max_proposal_size).
+	ProposalSizes summary.Sizes
+	// Proposals counts the commands this member proposed as leader
+	// (zk_proposal_count); Snapshots the snapshots it wrote
+	// (zk_snap_count); Looking the times it lost its leader
+	// (zk_looking_count).
+	Proposals, Snapshots, Looking atomic.Int64
+
+	leaderSince atomic.Int64  // unix ns when this member last became leader; 0 while it is not
+	joinCommit  atomic.Uint64 // Raft's commit index when a leader was first known
+	joined      atomic.Bool   // joinCommit is set
+}
+
+// Stats returns the member's figures.
+func (n *Node) Stats() *Stats { return &n.stats }
+
+// LeaderSince returns when this member became leader, zero if it does not lead.
+func (n *Node) LeaderSince() time.Time {
+	if ns := n.stats.leaderSince.Load(); ns != 0 && n.IsLeader() {
+		return time.Unix(0, ns)
+	}
+	return time.Time{}
+}
+
+// RaftStatus is this member's Raft at one moment.
+type RaftStatus struct {
+	State        string // Follower, Candidate, Leader or Shutdown
+	Term         uint64
+	CommitIndex  uint64
+	AppliedIndex uint64
+	LastLogIndex uint64
+	// LastContact is how long ago a follower last heard from its leader;
+	// 0 on the leader, -1 if never.
+	LastContact time.Duration
+	LeaderID    int    // 0 when no leader is known
+	LeaderAddr  string // the leader's Raft address, "" when none is known
+	// JoinCommitIndex is Raft's commit index when this member first knew a
+	// leader; Joined reports whether it has.
+	JoinCommitIndex uint64
+	Joined          bool
+}
+
+// RaftStatus returns the member's Raft figures; State is "" before Start.
+func (n *Node) RaftStatus() RaftStatus {
+	r := n.raftNow()
+	if r == nil {
+		return RaftStatus{LastContact: -1}
+	}
+	st := RaftStatus{State: r.State().String(), Term: r.CurrentTerm(), CommitIndex: r.CommitIndex(),
+		AppliedIndex: r.AppliedIndex(), LastLogIndex: r.LastIndex(), LastContact: -1,
+		JoinCommitIndex: n.stats.joinCommit.Load(), Joined: n.stats.joined.Load()}
+	switch last := r.LastContact(); {
+	case r.State() == raft.Leader:
+		st.LastContact = 0
+	case !last.IsZero():
+		st.LastContact = time.Since(last)
+	}
+	if addr, id := r.LeaderWithID(); id != "" {
+		st.LeaderID, _ = strconv.Atoi(string(id))
+		st.LeaderAddr = string(addr)
+	}
+	return st
+}
+
+// markJoined records Raft's commit index the first time a leader is known.
+func (n *Node) markJoined() {
+	if n.stats.joined.Load() {
+		return
+	}
+	if r := n.raftNow(); r != nil {
+		n.stats.joinCommit.Store(r.CommitIndex())
+		n.stats.joined.Store(true)
+	}
+}
+
+// timedLogStore records how long each append to a durable log takes.
+type timedLogStore struct {
+	raft.LogStore
+	d *summary.Summary
+}
+
+func (s timedLogStore) StoreLog(l *raft.Log) error {
+	start := time.Now()
+	err := s.LogStore.StoreLog(l)
+	s.d.Add(time.Since(start).Milliseconds())
+	return err
+}
+
+func (s timedLogStore) StoreLogs(ls []*raft.Log) error {
+	start := time.Now()
+	err := s.LogStore.StoreLogs(ls)
+	s.d.Add(time.Since(start).Milliseconds())
+	return err
+}
+
+// timedSnapshots records how long each snapshot takes to write, from
+// Create to a successful Close, and counts them.
+type timedSnapshots struct {
+	raft.SnapshotStore
+	stats *Stats
+}
+
+func (s timedSnapshots) Create(version raft.SnapshotVersion, index, term uint64, conf raft.Configuration,
+	confIndex uint64, trans raft.Transport) (raft.SnapshotSink, error) {
+	sink, err := s.SnapshotStore.Create(version, index, term, conf, confIndex, trans)
+	if err != nil {
+		return nil, err
+	}
+	t := &timedSink{SnapshotSink: sink, stats: s.stats, start: time.Now()}
+	if k, ok := sink.(raftfsm.Keeper); ok { // the in-memory store's sinks keep the FSM snapshot itself
+		return timedKeeperSink{timedSink: t, keeper: k}, nil
+	}
+	return t, nil
+}
+
+type timedKeeperSink struct {
+	*timedSink
+	keeper raftfsm.Keeper
+}
+
+func (s timedKeeperSink) Keep(f raft.FSMSnapshot) { s.keeper.Keep(f) }
+
+type timedSink struct {
+	raft.SnapshotSink
+	stats *Stats
+	start time.Time
+}
+
+func (s *timedSink) Close() error {
+	err := s.SnapshotSink.Close()
+	if err == nil {
+		s.stats.Snapshot.Add(time.Since(s.start).Milliseconds())
+		s.stats.Snapshots.Add(1)
+	}
+	return err
+}
