@@ -145,6 +145,18 @@ type property struct {
 	line       int
 }
 
+// ReadProperties reads zoo.cfg's key=value pairs (Java properties syntax)
+// in file order, for layers above the server that read keys of their own
+// (server/admin reads admin.* and metricsProvider.*).
+func ReadProperties(r io.Reader) ([]Property, error) {
+	props, err := readProperties(r)
+	out := make([]Property, len(props))
+	for i, p := range props {
+		out[i] = Property{Key: p.key, Value: p.value}
+	}
+	return out, err
+}
+
 // readProperties reads java.util.Properties text: comments (# or !), key and
 // value separated by '=', ':' or whitespace, backslash line continuations
 // and escapes.

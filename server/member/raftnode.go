@@ -46,7 +46,7 @@ func (n *Node) startRaft(ctx context.Context) (*memStores, error) {
 		return nil, err
 	}
 	if n.cfg.DataDir != "" {
-		logs = timedLogStore{LogStore: logs, d: &n.stats.Fsync}
+		logs = timedLogStore{LogStore: logs, stats: &n.stats}
 	}
 	if n.trans != nil {
 		logs = notifyingStore{LogStore: logs, t: n.trans}

@@ -34,6 +34,12 @@ type Stats struct {
 	// (zk_snap_count); Looking the times it lost its leader
 	// (zk_looking_count).
 	Proposals, Snapshots, Looking atomic.Int64
+	// SlowFsyncs counts the appends to a durable log that took over a
+	// second (ZooKeeper's fsync_threshold_exceed_count).
+	SlowFsyncs atomic.Int64
+
+	lastSnapIndex atomic.Uint64 // the newest snapshot's index, 0 for none
+	lastSnapAt    atomic.Int64  // when it was written, unix ns
 
 	leaderSince atomic.Int64  // unix ns when this member last became leader; 0 while it is not
 	joinCommit  atomic.Uint64 // Raft's commit index when a leader was first known
@@ -105,21 +111,41 @@ func (n *Node) markJoined() {
 // timedLogStore records how long each append to a durable log takes.
 type timedLogStore struct {
 	raft.LogStore
-	d *summary.Summary
+	stats *Stats
 }
 
 func (s timedLogStore) StoreLog(l *raft.Log) error {
 	start := time.Now()
 	err := s.LogStore.StoreLog(l)
-	s.d.Add(time.Since(start).Milliseconds())
+	s.took(time.Since(start))
 	return err
 }
 
 func (s timedLogStore) StoreLogs(ls []*raft.Log) error {
 	start := time.Now()
 	err := s.LogStore.StoreLogs(ls)
-	s.d.Add(time.Since(start).Milliseconds())
+	s.took(time.Since(start))
 	return err
+}
+
+// slowFsync is ZooKeeper's default fsync.warningthresholdms.
+const slowFsync = time.Second
+
+func (s timedLogStore) took(d time.Duration) {
+	s.stats.Fsync.Add(d.Milliseconds())
+	if d > slowFsync {
+		s.stats.SlowFsyncs.Add(1)
+	}
+}
+
+// LastSnapshot returns the index and time of the newest snapshot this
+// member wrote; ok is false before the first.
+func (n *Node) LastSnapshot() (index int64, at time.Time, ok bool) {
+	i := n.stats.lastSnapIndex.Load()
+	if i == 0 {
+		return 0, time.Time{}, false
+	}
+	return int64(i), time.Unix(0, n.stats.lastSnapAt.Load()), true
 }
 
 // timedSnapshots records how long each snapshot takes to write, from
@@ -135,7 +161,7 @@ func (s timedSnapshots) Create(version raft.SnapshotVersion, index, term uint64,
 	if err != nil {
 		return nil, err
 	}
-	t := &timedSink{SnapshotSink: sink, stats: s.stats, start: time.Now()}
+	t := &timedSink{SnapshotSink: sink, stats: s.stats, start: time.Now(), index: index}
 	if k, ok := sink.(raftfsm.Keeper); ok { // the in-memory store's sinks keep the FSM snapshot itself
 		return timedKeeperSink{timedSink: t, keeper: k}, nil
 	}
@@ -153,6 +179,7 @@ type timedSink struct {
 	raft.SnapshotSink
 	stats *Stats
 	start time.Time
+	index uint64
 }
 
 func (s *timedSink) Close() error {
@@ -160,6 +187,8 @@ func (s *timedSink) Close() error {
 	if err == nil {
 		s.stats.Snapshot.Add(time.Since(s.start).Milliseconds())
 		s.stats.Snapshots.Add(1)
+		s.stats.lastSnapAt.Store(time.Now().UnixNano())
+		s.stats.lastSnapIndex.Store(s.index)
 	}
 	return err
 }

@@ -1,0 +1,77 @@
+package admin_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkraft/zkraft/server/admin"
+	"github.com/zkraft/zkraft/server/servertest"
+)
+
+func TestHealth_Standalone(t *testing.T) {
+	srv := servertest.NewServer(t)
+	a := startAdmin(t, srv.Server)
+	for _, path := range []string{"/livez", "/readyz"} {
+		status, body := get(t, a.URL()+path)
+		assert.Equal(t, http.StatusOK, status, path)
+		assert.Equal(t, "ok\n", body, path)
+	}
+	require.NoError(t, srv.Close())
+	for _, path := range []string{"/livez", "/readyz"} {
+		status, body := get(t, a.URL()+path)
+		assert.Equal(t, http.StatusServiceUnavailable, status, path)
+		assert.Contains(t, body, "shut down", path)
+	}
+}
+
+// TestHealth_ClusterElection cuts the leader off: it is no longer ready
+// (while alive) once it knows no leader, the others are ready again once
+// they have elected one, and all are ready once the cluster heals.
+func TestHealth_ClusterElection(t *testing.T) {
+	c := servertest.NewCluster(t, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	leader, err := c.WaitForLeader(ctx)
+	require.NoError(t, err)
+	admins := make([]*admin.Admin, 3)
+	for i := range admins {
+		admins[i] = startAdmin(t, c.Server(i))
+	}
+	ready := func(i int) bool {
+		status, _ := get(t, admins[i].URL()+"/readyz")
+		return status == http.StatusOK
+	}
+	for i := range admins {
+		waitFor(t, 10*time.Second, "member ready", func() bool { return ready(i) })
+	}
+
+	var others []int
+	for i := range 3 {
+		if i != leader {
+			others = append(others, i)
+		}
+	}
+	c.Partition([]int{leader}, others)
+	waitFor(t, 20*time.Second, "the cut-off leader not ready", func() bool { return !ready(leader) })
+	status, body := get(t, admins[leader].URL()+"/readyz")
+	assert.Equal(t, http.StatusServiceUnavailable, status)
+	assert.True(t, strings.HasPrefix(body, "not ready: "), body)
+	status, _ = get(t, admins[leader].URL()+"/livez")
+	assert.Equal(t, http.StatusOK, status, "a member without a leader is still alive")
+	for _, i := range others {
+		waitFor(t, 20*time.Second, "a member of the majority ready under a new leader", func() bool { return ready(i) })
+	}
+	m, _ := command(t, admins[others[0]], "leader")
+	assert.NotEqual(t, float64(leader+1), m["leader_id"], "a new leader")
+
+	c.Heal()
+	for i := range admins {
+		waitFor(t, 20*time.Second, "every member ready after healing", func() bool { return ready(i) })
+	}
+}
