@@ -45,7 +45,7 @@ func startAdmin(t testing.TB, srv admin.Server) *admin.Admin {
 // get fetches url and returns the status and body.
 func get(t testing.TB, url string) (int, string) {
 	t.Helper()
-	client := &http.Client{Timeout: 10 * time.Second}
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 	resp, err := client.Get(url)
 	require.NoError(t, err)
 	defer resp.Body.Close()
