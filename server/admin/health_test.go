@@ -3,10 +3,12 @@ package admin_test
 import (
 	"context"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -74,4 +76,37 @@ func TestHealth_ClusterElection(t *testing.T) {
 	for i := range admins {
 		waitFor(t, 20*time.Second, "every member ready after healing", func() bool { return ready(i) })
 	}
+}
+
+// TestHealth_RestartedMemberCatchesUp restarts a durable member that
+// missed writes (its log ends where it stopped): once ready, it has applied
+// at least what the cluster had committed before it came back.
+func TestHealth_RestartedMemberCatchesUp(t *testing.T) {
+	c := servertest.NewCluster(t, 3, servertest.WithDurable())
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	leader, err := c.WaitForLeader(ctx)
+	require.NoError(t, err)
+	behind := (leader + 1) % 3
+	conn := connect(t, c.Addr(leader))
+	for i := range 50 { // in the log it restarts with
+		_, err := conn.Create("/before"+strconv.Itoa(i), nil, 0, zk.WorldACL(zk.PermAll))
+		require.NoError(t, err)
+	}
+	c.Kill(behind)
+	for i := range 200 {
+		_, err := conn.Create("/n"+strconv.Itoa(i), make([]byte, 100), 0, zk.WorldACL(zk.PermAll))
+		require.NoError(t, err)
+	}
+	committed := c.Server(leader).RaftStatus().CommitIndex
+	c.Restart(behind)
+	a := startAdmin(t, c.Server(behind))
+	waitFor(t, 20*time.Second, "the restarted member ready", func() bool {
+		status, _ := get(t, a.URL()+"/readyz")
+		return status == http.StatusOK
+	})
+	st := c.Server(behind).RaftStatus()
+	assert.True(t, st.Joined)
+	assert.GreaterOrEqual(t, st.JoinCommitIndex, committed, "the cluster's commit index when it joined")
+	assert.GreaterOrEqual(t, st.AppliedIndex, committed)
 }

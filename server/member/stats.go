@@ -97,15 +97,25 @@ func (n *Node) RaftStatus() RaftStatus {
 	return st
 }
 
-// markJoined records Raft's commit index the first time a leader is known.
+// markJoined records, the first time a leader is known and has been
+// heard from, the cluster's commit index: the leader's own on the leader,
+// the highest a leader's AppendEntries named on another member (Raft caps
+// a follower's own commit index at its last entry, which on a member that
+// is behind says nothing of the cluster's).
 func (n *Node) markJoined() {
-	if n.stats.joined.Load() {
+	r := n.raftNow()
+	if n.stats.joined.Load() || r == nil {
 		return
 	}
-	if r := n.raftNow(); r != nil {
-		n.stats.joinCommit.Store(r.CommitIndex())
-		n.stats.joined.Store(true)
+	commit := r.CommitIndex()
+	if n.trans != nil && r.State() != raft.Leader {
+		commit = max(commit, n.trans.leaderCommit.Load())
 	}
+	if commit == 0 { // not heard from a leader yet: the bootstrap entry is committed first
+		return
+	}
+	n.stats.joinCommit.Store(commit)
+	n.stats.joined.Store(true)
 }
 
 // timedLogStore records how long each append to a durable log takes.
