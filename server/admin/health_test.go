@@ -71,6 +71,9 @@ func TestHealth_ClusterElection(t *testing.T) {
 	}
 	m, _ := command(t, admins[others[0]], "leader")
 	assert.NotEqual(t, float64(leader+1), m["leader_id"], "a new leader")
+	m, _ = command(t, admins[others[0]], "monitor")
+	assert.GreaterOrEqual(t, m["looking_count"], 1.0, "it lost its leader")
+	assert.GreaterOrEqual(t, m["cnt_election_time"], 2.0, "the first election and this one")
 
 	c.Heal()
 	for i := range admins {

@@ -68,8 +68,10 @@ func (n *Node) watchLeadership() {
 			if !goneSince.IsZero() {
 				leaderless = goneSince
 			}
-			electing = leaderless
-			n.stats.Looking.Add(1)
+			if n.stats.joined.Load() { // a leader was lost, not awaited at start
+				electing = leaderless
+				n.stats.Looking.Add(1)
+			}
 			n.leaderKnown(false)
 		}
 		if time.Since(leaderless) > n.quorumLossTimeout() {
