@@ -275,6 +275,12 @@ func (c *conn) reply(req request, zxid int64, code wire.Code, resp wire.Record) 
 		c.finish()
 		return
 	}
+	if req.op != wire.OpPing { // counted before the reply goes, as ZooKeeper does: a client that has it sees it counted
+		now := time.Now()
+		lat := now.Sub(req.start)
+		c.stats.answered(req, zxid, lat, now)
+		c.srv.stats.latency(lat, isWrite(req.op))
+	}
 	hdr := wire.ReplyHeader{Xid: req.xid, Zxid: zxid, Err: code}
 	c.queue(func(b []byte) []byte {
 		b = hdr.Append(b)
@@ -285,12 +291,6 @@ func (c *conn) reply(req request, zxid int64, code wire.Code, resp wire.Record) 
 		}
 		return b
 	})
-	if req.op != wire.OpPing {
-		now := time.Now()
-		lat := now.Sub(req.start)
-		c.stats.answered(req, zxid, lat, now)
-		c.srv.stats.latency(lat, isWrite(req.op))
-	}
 }
 
 // event queues a watch notification.

@@ -36,7 +36,9 @@ func (a *Admin) notReady() string {
 		return "server is shut down"
 	case !a.srv.Serving():
 		return "not serving clients (" + a.srv.Mode() + ")"
-	case st.LeaderID == 0 && len(a.srv.Config().Servers) > 0:
+	case len(a.srv.Config().Servers) == 0:
+		return "" // a standalone server has all there is once it serves
+	case st.LeaderID == 0:
 		return "no leader is known"
 	case !st.Joined:
 		return "has not joined a leader yet"

@@ -111,7 +111,7 @@ func (n *Node) markJoined() {
 	if n.trans != nil && r.State() != raft.Leader {
 		commit = max(commit, n.trans.leaderCommit.Load())
 	}
-	if commit == 0 { // not heard from a leader yet: the bootstrap entry is committed first
+	if commit == 0 && n.cfg.Clustered() { // not heard from a leader yet: the bootstrap entry is committed first
 		return
 	}
 	n.stats.joinCommit.Store(commit)
