@@ -212,7 +212,7 @@ func (m Metric) Pairs() []Property {
 		return []Property{{m.Name, formatValue(m.Value)}}
 	}
 	v := m.Summary
-	out := []Property{{"avg_" + m.Name, javaDouble(float64(int64(v.Avg*10000+0.5)) / 10000)},
+	out := []Property{{"avg_" + m.Name, javaDouble(v.Avg)},
 		{"min_" + m.Name, itoa64(v.Min)}, {"max_" + m.Name, itoa64(v.Max)},
 		{"cnt_" + m.Name, itoa64(v.Count)}, {"sum_" + m.Name, itoa64(v.Sum)}}
 	if v.Percentiles {

@@ -46,9 +46,11 @@ type Summary struct {
 	Percentiles          bool
 }
 
+// summaryOf returns a summary's figures, the average rounded to 4
+// decimals as ZooKeeper prints it.
 func summaryOf(s *summary.Summary, percentiles bool) Summary {
 	v := s.Snapshot()
-	return Summary{Count: v.Count, Sum: v.Sum, Min: v.Min, Max: v.Max, Avg: v.Avg(),
+	return Summary{Count: v.Count, Sum: v.Sum, Min: v.Min, Max: v.Max, Avg: round4(v.Avg()),
 		P50: v.P50, P95: v.P95, P99: v.P99, P999: v.P999, Percentiles: percentiles}
 }
 
@@ -129,7 +131,7 @@ func (s *Server) Monitor() []Metric {
 		gauge("leader_uptime", leaderUptime)
 	})
 	gauge("local_sessions", int64(s.ro.len()))
-	gauge("uptime", time.Since(s.started).Milliseconds())
+	gauge("uptime", time.Since(s.startedAt()).Milliseconds())
 	gauge("max_latency", hi)
 	onLeader(func() { gauge("learners", int64(followers+observers)) })
 	gauge("min_client_response_size", minResp)
@@ -190,4 +192,14 @@ func fileDescriptors() (open, limit int64, ok bool) {
 		return 0, 0, false
 	}
 	return int64(len(entries) - 1), int64(rl.Cur), true // less the directory being read
+}
+
+// round4 rounds v to 4 decimals, as ZooKeeper's averages are.
+func round4(v float64) float64 { return float64(int64(v*10000+0.5)) / 10000 }
+
+// startedAt returns when the server started, zero before Start.
+func (s *Server) startedAt() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.started
 }

@@ -116,8 +116,7 @@ func (l *latencies) minAvgMaxValues() (int64, float64, int64) {
 	if n == 0 {
 		return 0, 0, 0
 	}
-	avg := float64(sum) / float64(n)
-	return max(l.min.Load()-1, 0), float64(int64(avg*10000+0.5)) / 10000, l.max.Load()
+	return max(l.min.Load()-1, 0), round4(float64(sum) / float64(n)), l.max.Load()
 }
 
 // JavaDouble formats v as Java's Double.toString does for the values

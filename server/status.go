@@ -140,10 +140,3 @@ func (s *Server) CommitTime() Summary { return summaryOf(&s.node.Stats().Commit,
 
 // Closed reports whether Shutdown or Close has begun.
 func (s *Server) Closed() bool { return s.closing() }
-
-// Started returns when the server started, zero before Start.
-func (s *Server) Started() time.Time {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.started
-}

@@ -232,6 +232,7 @@ func (a *Admin) markClosed() {
 
 func (a *Admin) routes() {
 	a.mux.HandleFunc("GET "+a.cfg.CommandURL, a.listCommands)
+	a.mux.HandleFunc("GET "+a.cfg.CommandURL+"/{$}", a.listCommands)
 	a.mux.HandleFunc("GET "+a.cfg.CommandURL+"/{name}", a.command)
 	a.mux.Handle("GET /metrics", metricsHandler(a.registry))
 	a.mux.HandleFunc("GET /livez", a.livez)

@@ -122,6 +122,9 @@ func TestAdmin_CommandsListsEveryCommand(t *testing.T) {
 	for _, name := range admin.CommandNames() {
 		assert.Contains(t, body, `<a href="/commands/`+name+`">`+name+`</a>`)
 	}
+	status, slash := get(t, a.URL()+"/commands/")
+	assert.Equal(t, http.StatusOK, status)
+	assert.Equal(t, body, slash, "with a trailing slash too")
 	assert.Len(t, admin.CommandNames(), 26, "ZooKeeper 3.8.0 lists 26 commands")
 }
 

@@ -46,7 +46,8 @@ var commands = []command{
 	}},
 	{"hash", nil, func(a *Admin, _ *http.Request) (*object, error) {
 		zxid, digest := a.srv.Digest()
-		return (&object{}).add("digests", []object{{{"zxid", zxid}, {"digest", digest}}}), nil
+		// ZooKeeper's digests are Java longs: the same 64 bits, signed.
+		return (&object{}).add("digests", []object{{{"zxid", zxid}, {"digest", int64(digest)}}}), nil
 	}},
 	{"initial_configuration", []string{"icfg"}, func(a *Admin, _ *http.Request) (*object, error) {
 		return (&object{}).add("initial_configuration", a.initialConfiguration()), nil

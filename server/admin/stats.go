@@ -22,7 +22,7 @@ func (a *Admin) monitorValues() *object {
 			continue
 		}
 		v := m.Summary
-		o.add("avg_"+m.Name, float64(int64(v.Avg*10000+0.5))/10000).add("min_"+m.Name, v.Min).
+		o.add("avg_"+m.Name, v.Avg).add("min_"+m.Name, v.Min).
 			add("max_"+m.Name, v.Max).add("cnt_"+m.Name, v.Count).add("sum_"+m.Name, v.Sum)
 		if v.Percentiles {
 			o.add("p50_"+m.Name, v.P50).add("p95_"+m.Name, v.P95).add("p99_"+m.Name, v.P99).add("p999_"+m.Name, v.P999)
@@ -62,7 +62,7 @@ func (a *Admin) serverStats(m *object) *object {
 		{"auth_failed_count", m.get("auth_failed_count")},
 		{"non_mtlsremote_conn_count", m.get("non_mtls_remote_conn_count")},
 		{"non_mtlslocal_conn_count", m.get("non_mtls_local_conn_count")}, {"uptime", m.get("uptime")}}
-	o := (&object{}).add("version", strings.TrimPrefix(m.get("version").(string), "")).
+	o := (&object{}).add("version", m.get("version")).
 		add("read_only", a.srv.Mode() == "read-only").add("server_stats", stats).
 		add("client_response", buffer("client_response", "_size"))
 	if m.get("last_proposal_size") != nil { // a leader's
@@ -164,7 +164,7 @@ func (a *Admin) systemProperties(*http.Request) (*object, error) {
 		add("line.separator", "\n").add("os.arch", runtime.GOARCH).add("os.name", env["os.name"]).
 		add("os.version", env["os.version"]).add("path.separator", string(os.PathListSeparator)).
 		add("user.dir", env["user.dir"]).add("user.home", env["user.home"]).add("user.name", env["user.name"]).
-		add("user.timezone", time.Local.String())
+		add("user.timezone", zoneName())
 	for _, p := range a.configProperties() {
 		if !coreKeys[p.Key] {
 			key := p.Key
@@ -227,4 +227,10 @@ func memberLine(p server.Peer) string {
 		line += ":observer"
 	}
 	return line
+}
+
+// zoneName is the local time zone's name, as Java's user.timezone gives it.
+func zoneName() string {
+	name, _ := time.Now().Zone()
+	return name
 }
