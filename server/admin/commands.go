@@ -25,6 +25,15 @@ type command struct {
 	run   func(a *Admin, r *http.Request) (*object, error)
 }
 
+// anytime are the commands that answer while the member does not serve;
+// the others then answer notServing, as ZooKeeper's that need a running
+// server do.
+var anytime = map[string]bool{"environment": true, "get_trace_mask": true, "monitor": true,
+	"set_trace_mask": true, "system_properties": true, "zabstate": true}
+
+// notServing is the error of a command that needs a serving member.
+const notServing = "This ZooKeeper instance is not currently serving requests"
+
 // commands are ZooKeeper 3.8.0's AdminServer commands, by long name.
 var commands = []command{
 	{"configuration", []string{"conf", "config"}, (*Admin).configuration},
@@ -124,6 +133,8 @@ func (a *Admin) command(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case !ok:
 		out = (&object{}).add("command", name).add("error", "Unknown command: "+name)
+	case !anytime[c.name] && !a.serving():
+		out = (&object{}).add("command", name).add("error", notServing)
 	default:
 		res, err := c.run(a, r)
 		if err != nil {
@@ -139,6 +150,12 @@ func (a *Admin) command(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Write(append(body, '\n'))
+}
+
+// serving reports whether the member serves clients, read-only ones
+// included.
+func (a *Admin) serving() bool {
+	return a.srv.Serving() || a.srv.Mode() == "read-only"
 }
 
 // properties turns key=value lines into an object.
@@ -205,13 +222,17 @@ func (a *Admin) dump(*http.Request) (*object, error) {
 	return (&object{}).add("expiry_time_to_session_ids", expiry).add("session_id_to_ephemeral_paths", ephemerals), nil
 }
 
+// lastSnapshot answers zxid ffffffffffffffff and timestamp -1 before the
+// first snapshot, as ZooKeeper does when it has none.
 func (a *Admin) lastSnapshot(*http.Request) (*object, error) {
 	zxid, at, ok := a.srv.LastSnapshot()
-	var ts int64
+	ts := int64(-1)
 	if ok {
 		ts = at.Unix()
+	} else {
+		zxid = -1
 	}
-	return (&object{}).add("zxid", strconv.FormatInt(zxid, 16)).add("timestamp", ts), nil
+	return (&object{}).add("zxid", strconv.FormatUint(uint64(zxid), 16)).add("timestamp", ts), nil
 }
 
 func (a *Admin) leader(*http.Request) (*object, error) {
@@ -219,17 +240,23 @@ func (a *Admin) leader(*http.Request) (*object, error) {
 		return nil, errString("server is not initialized") // ZooKeeper's answer on a standalone server
 	}
 	st := a.srv.RaftStatus()
-	if st.LeaderID == 0 {
-		return nil, errString("no leader is known")
+	id, host := int64(st.LeaderID), ""
+	if id == 0 {
+		id = -1 // none known (a short election the member serves through), as ZooKeeper's peer says
+	} else {
+		host, _, _ = net.SplitHostPort(st.LeaderAddr)
 	}
-	host, _, _ := net.SplitHostPort(st.LeaderAddr)
-	return (&object{}).add("is_leader", st.State == "Leader").add("leader_id", st.LeaderID).add("leader_ip", host), nil
+	return (&object{}).add("is_leader", st.State == "Leader").add("leader_id", id).add("leader_ip", host), nil
 }
 
 func (a *Admin) setTraceMask(r *http.Request) (*object, error) {
-	mask, err := strconv.ParseInt(r.URL.Query().Get("traceMask"), 10, 64)
-	if err != nil {
+	q := r.URL.Query()
+	if !q.Has("traceMask") {
 		return nil, errString("setTraceMask requires long traceMask argument")
+	}
+	mask, err := strconv.ParseInt(q.Get("traceMask"), 10, 64)
+	if err != nil {
+		return nil, errString("setTraceMask requires long traceMask argument, got " + q.Get("traceMask"))
 	}
 	a.traceMask.Store(mask)
 	return (&object{}).add("tracemask", mask), nil

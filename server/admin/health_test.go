@@ -66,10 +66,19 @@ func TestHealth_ClusterElection(t *testing.T) {
 	assert.True(t, strings.HasPrefix(body, "not ready: "), body)
 	status, _ = get(t, admins[leader].URL()+"/livez")
 	assert.Equal(t, http.StatusOK, status, "a member without a leader is still alive")
+	// Past syncLimit ticks it stops serving: commands that need a serving
+	// member say so, as ZooKeeper's do; monitor still answers.
+	waitFor(t, 20*time.Second, "the cut-off leader not serving", func() bool { return !c.Server(leader).Serving() })
+	m, keys := command(t, admins[leader], "srvr")
+	assert.Equal(t, []string{"command", "error"}, keys)
+	assert.Equal(t, "srvr", m["command"], "the name asked for")
+	assert.Equal(t, "This ZooKeeper instance is not currently serving requests", m["error"])
+	m, _ = command(t, admins[leader], "monitor")
+	assert.Nil(t, m["error"])
 	for _, i := range others {
 		waitFor(t, 20*time.Second, "a member of the majority ready under a new leader", func() bool { return ready(i) })
 	}
-	m, _ := command(t, admins[others[0]], "leader")
+	m, _ = command(t, admins[others[0]], "leader")
 	assert.NotEqual(t, float64(leader+1), m["leader_id"], "a new leader")
 	m, _ = command(t, admins[others[0]], "monitor")
 	assert.GreaterOrEqual(t, m["looking_count"], 1.0, "it lost its leader")

@@ -95,16 +95,15 @@ func (a *Admin) votingView(*http.Request) (*object, error) {
 	view := object{}
 	self := a.srv.Config().ServerID
 	for _, p := range a.srv.Members() {
+		if p.Observer {
+			continue // the voting view: participants only
+		}
 		client := p.Client
 		if p.ID == self && client == "" {
 			client = net.JoinHostPort(clientHost(a.srv.Config().ClientPortAddress), strconv.Itoa(a.srv.ClientPort()))
 		}
-		role := "participant"
-		if p.Observer {
-			role = "observer"
-		}
 		view = append(view, field{strconv.Itoa(p.ID), object{{"server_addresses", []string{p.RaftAddr}},
-			{"election_addresses", []string{p.ForwardAddr}}, {"client_address", client}, {"learner_type", role}}})
+			{"election_addresses", []string{p.ForwardAddr}}, {"client_address", client}, {"learner_type", "participant"}}})
 	}
 	return (&object{}).add("current_config", view), nil
 }
@@ -114,8 +113,9 @@ func clientHost(addr string) string {
 	return host
 }
 
-// zabState answers zabstate with Raft's figures: the term for Zab's
-// epoch, the applied index for its counter (zxids are Raft indexes).
+// zabState answers zabstate. Epoch and counter split the last applied
+// zxid as ZooKeeper splits its own; a zkraft zxid is a Raft index, so the
+// epoch is 0 and the counter the index.
 func (a *Admin) zabState(*http.Request) (*object, error) {
 	cfg := a.srv.Config()
 	if len(cfg.Servers) == 0 {
@@ -137,7 +137,7 @@ func (a *Admin) zabState(*http.Request) (*object, error) {
 	return (&object{}).add("myid", cfg.ServerID).add("is_leader", st.State == "Leader").
 		add("quorum_address", addresses(self.RaftAddr)).add("election_address", addresses(self.ForwardAddr)).
 		add("client_address", client).add("voting", !self.Observer).add("last_zxid", "0x"+strconv.FormatInt(zxid, 16)).
-		add("zab_epoch", st.Term).add("zab_counter", st.AppliedIndex).add("zabstate", state), nil
+		add("zab_epoch", zxid>>32).add("zab_counter", zxid&0xffffffff).add("zabstate", state), nil
 }
 
 // addresses describes one address as ZooKeeper's MultipleAddresses bean.
