@@ -111,9 +111,10 @@ type Admin struct {
 	traceMask atomic.Int64
 	http      *http.Server
 
-	mu     sync.Mutex // guards ln and closed
+	mu     sync.Mutex // guards the fields below
 	ln     net.Listener
 	closed bool
+	served chan struct{} // closed when the goroutine Start began has returned; nil without Start
 }
 
 // New returns the admin listener of srv, not yet listening.
@@ -160,7 +161,14 @@ func (a *Admin) Start() error {
 		ln.Close()
 		return err
 	}
-	go a.http.Serve(ln) // returns http.ErrServerClosed at Shutdown or Close
+	served := make(chan struct{})
+	a.mu.Lock()
+	a.served = served
+	a.mu.Unlock()
+	go func() {
+		defer close(served)
+		a.http.Serve(ln) // returns http.ErrServerClosed at Shutdown or Close
+	}()
 	a.log.Info("admin listener serving", "addr", ln.Addr().String())
 	return nil
 }
@@ -211,23 +219,34 @@ func (a *Admin) URL() string {
 // Shutdown stops the listener gracefully, waiting for requests in flight
 // until ctx is done.
 func (a *Admin) Shutdown(ctx context.Context) error {
-	a.markClosed()
+	served := a.markClosed()
 	if err := a.http.Shutdown(ctx); err != nil {
 		return fmt.Errorf("admin: shutdown: %w", err)
 	}
+	<-served
 	return nil
 }
 
 // Close stops the listener and closes its connections at once.
 func (a *Admin) Close() error {
-	a.markClosed()
-	return a.http.Close()
+	served := a.markClosed()
+	err := a.http.Close()
+	<-served
+	return err
 }
 
-func (a *Admin) markClosed() {
+// markClosed refuses Start and Serve from now on, and returns a channel
+// closed once the goroutine Start began (if any) has returned.
+func (a *Admin) markClosed() <-chan struct{} {
 	a.mu.Lock()
+	defer a.mu.Unlock()
 	a.closed = true
-	a.mu.Unlock()
+	if a.served == nil {
+		done := make(chan struct{})
+		close(done)
+		return done
+	}
+	return a.served
 }
 
 func (a *Admin) routes() {

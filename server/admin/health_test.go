@@ -2,6 +2,7 @@ package admin_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -102,13 +103,11 @@ func TestHealth_RestartedMemberCatchesUp(t *testing.T) {
 	behind := (leader + 1) % 3
 	conn := connect(t, c.Addr(leader))
 	for i := range 50 { // in the log it restarts with
-		_, err := conn.Create("/before"+strconv.Itoa(i), nil, 0, zk.WorldACL(zk.PermAll))
-		require.NoError(t, err)
+		create(t, conn, "/before"+strconv.Itoa(i), nil)
 	}
 	c.Kill(behind)
 	for i := range 200 {
-		_, err := conn.Create("/n"+strconv.Itoa(i), make([]byte, 100), 0, zk.WorldACL(zk.PermAll))
-		require.NoError(t, err)
+		create(t, conn, "/n"+strconv.Itoa(i), make([]byte, 100))
 	}
 	committed := c.Server(leader).RaftStatus().CommitIndex
 	c.Restart(behind)
@@ -121,4 +120,22 @@ func TestHealth_RestartedMemberCatchesUp(t *testing.T) {
 	assert.True(t, st.Joined)
 	assert.GreaterOrEqual(t, st.JoinCommitIndex, committed, "the cluster's commit index when it joined")
 	assert.GreaterOrEqual(t, st.AppliedIndex, committed)
+}
+
+// create makes a node, again after a lost connection (a busy machine can
+// cost a leader its lease): one that exists was made by a try whose reply
+// was lost.
+func create(t *testing.T, conn *zk.Conn, path string, data []byte) {
+	t.Helper()
+	waitFor(t, 20*time.Second, "create "+path, func() bool {
+		_, err := conn.Create(path, data, 0, zk.WorldACL(zk.PermAll))
+		switch {
+		case err == nil, errors.Is(err, zk.ErrNodeExists):
+			return true
+		case errors.Is(err, zk.ErrConnectionClosed), errors.Is(err, zk.ErrSessionMoved):
+			return false
+		}
+		t.Fatalf("create %s: %v", path, err)
+		return false
+	})
 }

@@ -47,13 +47,13 @@ func (o *object) get(name string) any {
 func (a *Admin) serverStats(m *object) *object {
 	data, logs := a.srv.DirSizes()
 	zxid, _ := a.srv.Digest()
-	buffer := func(prefix, suffix string) object {
-		return object{{"last_buffer_size", m.get("last_" + prefix + suffix)},
-			{"min_buffer_size", m.get("min_" + prefix + suffix)}, {"max_buffer_size", m.get("max_" + prefix + suffix)}}
+	buffer := func(name string) object { // a BufferStats: last, min and max of mntr's <name>_size
+		return object{{"last_buffer_size", m.get("last_" + name + "_size")},
+			{"min_buffer_size", m.get("min_" + name + "_size")}, {"max_buffer_size", m.get("max_" + name + "_size")}}
 	}
 	stats := object{{"packets_sent", m.get("packets_sent")}, {"packets_received", m.get("packets_received")},
 		{"fsync_threshold_exceed_count", a.srv.FsyncThresholdExceeded()},
-		{"client_response_stats", buffer("client_response", "_size")},
+		{"client_response_stats", buffer("client_response")},
 		{"data_dir_size", data}, {"log_dir_size", logs}, {"provider_null", false},
 		{"server_state", m.get("server_state")}, {"last_processed_zxid", zxid},
 		{"outstanding_requests", m.get("outstanding_requests")}, {"avg_latency", m.get("avg_latency")},
@@ -64,9 +64,9 @@ func (a *Admin) serverStats(m *object) *object {
 		{"non_mtlslocal_conn_count", m.get("non_mtls_local_conn_count")}, {"uptime", m.get("uptime")}}
 	o := (&object{}).add("version", m.get("version")).
 		add("read_only", a.srv.Mode() == "read-only").add("server_stats", stats).
-		add("client_response", buffer("client_response", "_size"))
+		add("client_response", buffer("client_response"))
 	if m.get("last_proposal_size") != nil { // a leader's
-		o.add("proposal_stats", buffer("proposal", "_size"))
+		o.add("proposal_stats", buffer("proposal"))
 	}
 	return o.add("node_count", m.get("znode_count"))
 }
