@@ -100,7 +100,7 @@ var mntrLeftOut = map[string]string{
 	"quit_leading_due_to_disloyal_voter": "Zab", "proposal_ack_creation_latency": "Zab", "proposal_latency": "Zab (raft_commit_time on /metrics)",
 	"quorum_ack_latency": "Zab", "commit_propagation_latency": "Zab", "propagation_latency": "Zab",
 	"unrecoverable_error_count": "no such state: a broken member stops",
-	"unavailable_time":          "not tracked yet (election_time covers elections)", "leader_unavailable_time": "not tracked yet",
+	"leader_unavailable_time":   "Zab: a new leader's view of the gap (unavailable_time and election_time give it per member)",
 	"1_learner_handler_qp_size": "Zab LearnerHandler queues", "2_learner_handler_qp_size": "Zab LearnerHandler queues",
 	"3_learner_handler_qp_size": "Zab LearnerHandler queues", "1_learner_handler_qp_time_ms": "Zab LearnerHandler queues",
 	"2_learner_handler_qp_time_ms": "Zab LearnerHandler queues", "3_learner_handler_qp_time_ms": "Zab LearnerHandler queues",

@@ -89,6 +89,8 @@ func TestHealth_ClusterElection(t *testing.T) {
 	for i := range admins {
 		waitFor(t, 20*time.Second, "every member ready after healing", func() bool { return ready(i) })
 	}
+	m, _ = command(t, admins[leader], "monitor")
+	assert.GreaterOrEqual(t, m["cnt_unavailable_time"], 2.0, "its start and the time it was cut off")
 }
 
 // TestHealth_RestartedMemberCatchesUp restarts a durable member that

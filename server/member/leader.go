@@ -99,8 +99,12 @@ func (n *Node) setServing(on bool, why string) {
 	if on {
 		n.served.Store(true)
 		close(n.servingCh)
+		if off := n.stats.notServingSince; !off.IsZero() {
+			n.stats.Unavailable.Add(time.Since(off).Milliseconds())
+		}
 	} else {
 		n.servingCh = make(chan struct{})
+		n.stats.notServingSince = time.Now()
 	}
 	n.servingMu.Unlock()
 	if on {

@@ -278,6 +278,9 @@ func (n *Node) others() []Peer {
 func (n *Node) Start() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	n.servingMu.Lock()
+	n.stats.notServingSince = time.Now() // until it first serves
+	n.servingMu.Unlock()
 	mem, err := n.startRaft(ctx)
 	if err != nil {
 		return err

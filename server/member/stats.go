@@ -23,6 +23,9 @@ type Stats struct {
 	// Election is the time from losing a leader (or starting) to knowing
 	// one again (zk_election_time).
 	Election summary.Summary
+	// Unavailable is the time from not serving clients (or starting) to
+	// serving them again (zk_unavailable_time).
+	Unavailable summary.Summary
 	// Commit is the time from handing a command to this member's Raft, as
 	// leader, until it was committed and applied.
 	Commit summary.Summary
@@ -41,9 +44,10 @@ type Stats struct {
 	lastSnapIndex atomic.Uint64 // the newest snapshot's index, 0 for none
 	lastSnapAt    atomic.Int64  // when it was written, unix ns
 
-	leaderSince atomic.Int64  // unix ns when this member last became leader; 0 while it is not
-	joinCommit  atomic.Uint64 // Raft's commit index when a leader was first known
-	joined      atomic.Bool   // joinCommit is set
+	notServingSince time.Time     // when the member last stopped serving (or started); guarded by Node.servingMu
+	leaderSince     atomic.Int64  // unix ns when this member last became leader; 0 while it is not
+	joinCommit      atomic.Uint64 // Raft's commit index when a leader was first known
+	joined          atomic.Bool   // joinCommit is set
 }
 
 // Stats returns the member's figures.
