@@ -87,7 +87,7 @@ var mntrLeftOut = map[string]string{
 	"response_packet_cache_hits": "no response cache", "response_packet_cache_misses": "no response cache",
 	"response_packet_get_children_cache_hits": "no response cache", "response_packet_get_children_cache_misses": "no response cache",
 	"netty_queued_buffer_capacity": "no Netty", "socket_closing_time": "NIO socket internals",
-	"jvm_pause_time_ms": "no JVM", "dbinittime": "JVM start-up phases", "startup_txns_loaded": "Zab start-up (txn log replay)",
+	"jvm_pause_time_ms": "no JVM", "startup_txns_loaded": "Zab start-up (txn log replay)",
 	"startup_txns_load_time": "Zab start-up", "startup_snap_load_time": "Zab start-up",
 	"dead_watchers_queued": "Java's lazy watcher cleaner", "dead_watchers_cleared": "Java's lazy watcher cleaner",
 	"dead_watchers_cleaner_latency": "Java's lazy watcher cleaner", "add_dead_watcher_stall_time": "Java's lazy watcher cleaner",

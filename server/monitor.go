@@ -157,6 +157,7 @@ func (s *Server) Monitor() []Metric {
 	dist("fsynctime", summaryOf(&ms.Fsync, false))
 	dist("snapshottime", summaryOf(&ms.Snapshot, false))
 	dist("unavailable_time", summaryOf(&ms.Unavailable, false))
+	dist("dbinittime", summaryOf(&ms.DBInit, false))
 	dist("election_time", summaryOf(&ms.Election, false))
 	dist("node_children_watch_count", summaryOf(&st.children, false))
 	dist("node_changed_watch_count", summaryOf(&st.changed, false))

@@ -23,6 +23,9 @@ type Stats struct {
 	// Election is the time from losing a leader (or starting) to knowing
 	// one again (zk_election_time).
 	Election summary.Summary
+	// DBInit is the time Raft took to start, restoring the newest snapshot
+	// (zk_dbinittime): one sample per start.
+	DBInit summary.Summary
 	// Unavailable is the time from not serving clients (or starting) to
 	// serving them again (zk_unavailable_time).
 	Unavailable summary.Summary
