@@ -103,7 +103,7 @@ func (s *Server) Monitor() []Metric {
 	onLeader(func() { gauge("min_proposal_size", minProp) })
 	gauge("outstanding_requests", st.outstanding.Load())
 	gauge("znode_count", int64(znodes))
-	gauge("global_sessions", int64(len(s.fsm.Sessions())))
+	gauge("global_sessions", int64(s.fsm.SessionCount()))
 	gauge("non_mtls_remote_conn_count", remote)
 	gauge("last_client_response_size", last)
 	gauge("packets_sent", st.sent.Load())
