@@ -31,6 +31,13 @@ func metricsHandler(reg *prometheus.Registry) http.Handler {
 	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})
 }
 
+// Collector returns a collector of srv's figures (its mntr figures under
+// ZooKeeper's names, and its Raft figures), for an embedder that serves
+// its own Prometheus registry rather than the admin listener's. House
+// rule 7's Config.Registerer would put Prometheus inside the server; the
+// server stays free of it, and this is the seam instead.
+func Collector(srv Server) prometheus.Collector { return serverCollector{srv} }
+
 // serverCollector turns a server's figures into metrics at each scrape.
 // It is unchecked (Describe sends nothing): which figures exist depends on
 // the member's role (a leader's learners, proposal sizes).

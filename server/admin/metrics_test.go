@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -105,4 +106,21 @@ func TestMetrics_RegistryPerServer(t *testing.T) {
 	assert.InDelta(t, 0, value(t, m2, "num_alive_connections"), 0)
 	assert.InDelta(t, 3, value(t, m1, "updatelatency"), 0)
 	assert.InDelta(t, 0, value(t, m2, "updatelatency"), 0)
+}
+
+// TestMetrics_CollectorInAnEmbeddersRegistry registers a server's
+// collector in a registry of the embedder's own.
+func TestMetrics_CollectorInAnEmbeddersRegistry(t *testing.T) {
+	srv := servertest.NewServer(t)
+	reg := prometheus.NewRegistry()
+	require.NoError(t, reg.Register(admin.Collector(srv.Server)))
+	families, err := reg.Gather()
+	require.NoError(t, err)
+	byName := map[string]*dto.MetricFamily{}
+	for _, f := range families {
+		byName[f.GetName()] = f
+	}
+	assert.InDelta(t, 5, value(t, byName, "znode_count"), 0)
+	assert.Contains(t, byName, "raft_applied_index")
+	assert.NotContains(t, byName, "go_goroutines", "the Go and process collectors are the embedder's to add")
 }
