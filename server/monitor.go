@@ -8,6 +8,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/zkraft/zkraft/server/internal/summary"
+	"github.com/zkraft/zkraft/server/member"
 	"github.com/zkraft/zkraft/tree"
 )
 
@@ -60,110 +61,138 @@ func summaryOf(s *summary.Summary, percentiles bool) Summary {
 // ones on a cluster's leader. Reading them takes the tree's read lock
 // briefly and, on Linux, lists /proc/self/fd.
 func (s *Server) Monitor() []Metric {
-	var znodes, ephemerals int
-	var dataSize int64
-	s.fsm.Read(func(t *tree.Tree) {
-		znodes, ephemerals, dataSize = t.Len()+1, t.EphemeralCount(), t.ApproximateDataSize()
-	})
-	st, ms := &s.stats, s.node.Stats()
-	lo, avg, hi := s.stats.lat.minAvgMaxValues()
-	last, minResp, maxResp := st.responseSizes.Get()
-	lastProp, minProp, maxProp := ms.ProposalSizes.Get()
-	remote, local := s.connsByLocality()
-	openFDs, maxFDs, fdsKnown := fileDescriptors()
-	leader := s.cfg.clustered() && s.node.IsLeader()
-	followers, observers := 0, 0
-	if leader {
-		followers, observers = s.node.SyncedLearners()
-	}
-	var leaderUptime int64
-	if at := s.node.LeaderSince(); !at.IsZero() {
-		leaderUptime = time.Since(at).Milliseconds()
-	}
-
-	var out []Metric
-	text := func(name, v string) { out = append(out, Metric{Name: name, Kind: KindText, Value: v}) }
-	gauge := func(name string, v any) { out = append(out, Metric{Name: name, Kind: KindGauge, Value: v}) }
-	counter := func(name string, v int64) { out = append(out, Metric{Name: name, Kind: KindCounter, Value: v}) }
-	dist := func(name string, v Summary) { out = append(out, Metric{Name: name, Kind: KindSummary, Summary: v}) }
-	onLeader := func(f func()) {
-		if leader {
-			f()
+	in := s.monitorInputs()
+	out := make([]Metric, 0, len(mntrKeys))
+	for _, k := range mntrKeys {
+		switch {
+		case k.when == inCluster && !in.clustered, k.when == onLeader && !in.leader, k.when == withFDs && !in.fds:
+			continue
+		case k.kind == KindSummary:
+			out = append(out, Metric{Name: k.name, Kind: k.kind, Summary: k.value(in).(Summary)})
+		default:
+			out = append(out, Metric{Name: k.name, Kind: k.kind, Value: k.value(in)})
 		}
 	}
-
-	text("version", Version+", built on "+buildDate)
-	text("server_state", s.mode())
-	if s.cfg.clustered() {
-		text("peer_state", peerState(s.mode()))
-	}
-	gauge("ephemerals_count", int64(ephemerals))
-	gauge("num_alive_connections", int64(s.connCount()))
-	gauge("avg_latency", avg)
-	onLeader(func() { gauge("min_proposal_size", minProp) })
-	gauge("outstanding_requests", st.outstanding.Load())
-	gauge("znode_count", int64(znodes))
-	gauge("global_sessions", int64(s.fsm.SessionCount()))
-	gauge("non_mtls_remote_conn_count", remote)
-	gauge("last_client_response_size", last)
-	gauge("packets_sent", st.sent.Load())
-	gauge("packets_received", st.received.Load())
-	onLeader(func() { gauge("max_proposal_size", maxProp) })
-	gauge("max_client_response_size", maxResp)
-	onLeader(func() { gauge("synced_followers", int64(followers)) })
-	gauge("watch_count", int64(s.watches.total()))
-	onLeader(func() {
-		gauge("synced_non_voting_followers", int64(0)) // zkraft's non-voters are its observers
-		gauge("synced_observers", int64(observers))
-	})
-	counter("auth_failed_count", st.authFailed.Load())
-	gauge("min_latency", lo)
-	if fdsKnown {
-		gauge("max_file_descriptor_count", maxFDs)
-	}
-	gauge("approximate_data_size", dataSize)
-	if fdsKnown {
-		gauge("open_file_descriptor_count", openFDs)
-	}
-	onLeader(func() {
-		gauge("last_proposal_size", lastProp)
-		gauge("pending_syncs", int64(0)) // a Raft follower catches up through AppendEntries, never in a separate sync
-		gauge("leader_uptime", leaderUptime)
-	})
-	gauge("local_sessions", int64(s.ro.len()))
-	gauge("uptime", time.Since(s.startedAt()).Milliseconds())
-	gauge("max_latency", hi)
-	onLeader(func() { gauge("learners", int64(followers+observers)) })
-	gauge("min_client_response_size", minResp)
-	gauge("non_mtls_local_conn_count", local)
-	if s.cfg.clustered() {
-		gauge("quorum_size", int64(s.node.Voters()))
-	}
-	counter("proposal_count", ms.Proposals.Load())
-	counter("watch_bytes", st.watchBytes.Load())
-	counter("connection_rejected", st.rejected.Load())
-	counter("cnxn_closed_without_zk_server_running", st.notServing.Load())
-	counter("sessionless_connections_expired", st.sessionless.Load())
-	counter("looking_count", ms.Looking.Load())
-	counter("bytes_received_count", st.bytesReceived.Load())
-	counter("connection_request_count", st.connRequests.Load())
-	counter("response_bytes", st.responseBytes.Load())
-	counter("snap_count", ms.Snapshots.Load())
-	counter("commit_count", st.commits.Load())
-	counter("stale_sessions_expired", st.expired.Load())
-
-	dist("node_created_watch_count", summaryOf(&st.created, false))
-	dist("node_deleted_watch_count", summaryOf(&st.deleted, false))
-	dist("fsynctime", summaryOf(&ms.Fsync, false))
-	dist("snapshottime", summaryOf(&ms.Snapshot, false))
-	dist("unavailable_time", summaryOf(&ms.Unavailable, false))
-	dist("dbinittime", summaryOf(&ms.DBInit, false))
-	dist("election_time", summaryOf(&ms.Election, false))
-	dist("node_children_watch_count", summaryOf(&st.children, false))
-	dist("node_changed_watch_count", summaryOf(&st.changed, false))
-	dist("updatelatency", summaryOf(&st.update, true))
-	dist("readlatency", summaryOf(&st.read, true))
 	return out
+}
+
+// monitorInputs are what Monitor reads, each once.
+type monitorInputs struct {
+	s                          *Server
+	st                         *serverStats
+	ms                         *member.Stats
+	znodes, ephemerals         int64
+	dataSize                   int64
+	minLat, maxLat             int64
+	avgLat                     float64
+	lastResp, minResp, maxResp int64
+	lastProp, minProp, maxProp int64
+	remote, local              int64
+	openFDs, maxFDs            int64
+	fds, clustered, leader     bool
+	followers, observers       int64
+	leaderUptime               int64
+}
+
+func (s *Server) monitorInputs() *monitorInputs {
+	in := &monitorInputs{s: s, st: &s.stats, ms: s.node.Stats(), clustered: s.cfg.clustered()}
+	s.fsm.Read(func(t *tree.Tree) {
+		in.znodes, in.ephemerals, in.dataSize = int64(t.Len()+1), int64(t.EphemeralCount()), t.ApproximateDataSize()
+	})
+	in.minLat, in.avgLat, in.maxLat = s.stats.lat.minAvgMaxValues()
+	in.lastResp, in.minResp, in.maxResp = s.stats.responseSizes.Get()
+	in.lastProp, in.minProp, in.maxProp = in.ms.ProposalSizes.Get()
+	in.remote, in.local = s.connsByLocality()
+	in.openFDs, in.maxFDs, in.fds = fileDescriptors()
+	if in.leader = in.clustered && s.node.IsLeader(); in.leader {
+		f, o := s.node.SyncedLearners()
+		in.followers, in.observers = int64(f), int64(o)
+	}
+	if at := s.node.LeaderSince(); !at.IsZero() {
+		in.leaderUptime = time.Since(at).Milliseconds()
+	}
+	return in
+}
+
+// when says on which members an mntr key is printed.
+type when uint8
+
+const (
+	always    when = iota
+	inCluster      // on every member of a cluster
+	onLeader       // on a cluster's leader
+	withFDs        // where the process's file descriptors can be counted
+)
+
+// mntrKeys are the keys of ZooKeeper 3.8's mntr that zkraft prints, in
+// ZooKeeper's order; integration/realzk_admin_test.go checks the order
+// and lists the keys left out.
+var mntrKeys = []struct {
+	name  string
+	kind  MetricKind
+	when  when
+	value func(*monitorInputs) any
+}{
+	{"version", KindText, always, func(*monitorInputs) any { return Version + ", built on " + buildDate }},
+	{"server_state", KindText, always, func(in *monitorInputs) any { return in.s.mode() }},
+	{"peer_state", KindText, inCluster, func(in *monitorInputs) any { return peerState(in.s.mode()) }},
+	{"ephemerals_count", KindGauge, always, func(in *monitorInputs) any { return in.ephemerals }},
+	{"num_alive_connections", KindGauge, always, func(in *monitorInputs) any { return int64(in.s.connCount()) }},
+	{"avg_latency", KindGauge, always, func(in *monitorInputs) any { return in.avgLat }},
+	{"min_proposal_size", KindGauge, onLeader, func(in *monitorInputs) any { return in.minProp }},
+	{"outstanding_requests", KindGauge, always, func(in *monitorInputs) any { return in.st.outstanding.Load() }},
+	{"znode_count", KindGauge, always, func(in *monitorInputs) any { return in.znodes }},
+	{"global_sessions", KindGauge, always, func(in *monitorInputs) any { return int64(in.s.fsm.SessionCount()) }},
+	{"non_mtls_remote_conn_count", KindGauge, always, func(in *monitorInputs) any { return in.remote }},
+	{"last_client_response_size", KindGauge, always, func(in *monitorInputs) any { return in.lastResp }},
+	{"packets_sent", KindGauge, always, func(in *monitorInputs) any { return in.st.sent.Load() }},
+	{"packets_received", KindGauge, always, func(in *monitorInputs) any { return in.st.received.Load() }},
+	{"max_proposal_size", KindGauge, onLeader, func(in *monitorInputs) any { return in.maxProp }},
+	{"max_client_response_size", KindGauge, always, func(in *monitorInputs) any { return in.maxResp }},
+	{"synced_followers", KindGauge, onLeader, func(in *monitorInputs) any { return in.followers }},
+	{"watch_count", KindGauge, always, func(in *monitorInputs) any { return int64(in.s.watches.total()) }},
+	// zkraft's non-voting members are its observers.
+	{"synced_non_voting_followers", KindGauge, onLeader, func(*monitorInputs) any { return int64(0) }},
+	{"synced_observers", KindGauge, onLeader, func(in *monitorInputs) any { return in.observers }},
+	{"auth_failed_count", KindCounter, always, func(in *monitorInputs) any { return in.st.authFailed.Load() }},
+	{"min_latency", KindGauge, always, func(in *monitorInputs) any { return in.minLat }},
+	{"max_file_descriptor_count", KindGauge, withFDs, func(in *monitorInputs) any { return in.maxFDs }},
+	{"approximate_data_size", KindGauge, always, func(in *monitorInputs) any { return in.dataSize }},
+	{"open_file_descriptor_count", KindGauge, withFDs, func(in *monitorInputs) any { return in.openFDs }},
+	{"last_proposal_size", KindGauge, onLeader, func(in *monitorInputs) any { return in.lastProp }},
+	// A Raft follower catches up through AppendEntries, never in a sync phase.
+	{"pending_syncs", KindGauge, onLeader, func(*monitorInputs) any { return int64(0) }},
+	{"leader_uptime", KindGauge, onLeader, func(in *monitorInputs) any { return in.leaderUptime }},
+	{"local_sessions", KindGauge, always, func(in *monitorInputs) any { return int64(in.s.ro.len()) }},
+	{"uptime", KindGauge, always, func(in *monitorInputs) any { return time.Since(in.s.startedAt()).Milliseconds() }},
+	{"max_latency", KindGauge, always, func(in *monitorInputs) any { return in.maxLat }},
+	{"learners", KindGauge, onLeader, func(in *monitorInputs) any { return in.followers + in.observers }},
+	{"min_client_response_size", KindGauge, always, func(in *monitorInputs) any { return in.minResp }},
+	{"non_mtls_local_conn_count", KindGauge, always, func(in *monitorInputs) any { return in.local }},
+	{"quorum_size", KindGauge, inCluster, func(in *monitorInputs) any { return int64(in.s.node.Voters()) }},
+	{"proposal_count", KindCounter, always, func(in *monitorInputs) any { return in.ms.Proposals.Load() }},
+	{"watch_bytes", KindCounter, always, func(in *monitorInputs) any { return in.st.watchBytes.Load() }},
+	{"connection_rejected", KindCounter, always, func(in *monitorInputs) any { return in.st.rejected.Load() }},
+	{"cnxn_closed_without_zk_server_running", KindCounter, always, func(in *monitorInputs) any { return in.st.notServing.Load() }},
+	{"sessionless_connections_expired", KindCounter, always, func(in *monitorInputs) any { return in.st.sessionless.Load() }},
+	{"looking_count", KindCounter, always, func(in *monitorInputs) any { return in.ms.Looking.Load() }},
+	{"bytes_received_count", KindCounter, always, func(in *monitorInputs) any { return in.st.bytesReceived.Load() }},
+	{"connection_request_count", KindCounter, always, func(in *monitorInputs) any { return in.st.connRequests.Load() }},
+	{"response_bytes", KindCounter, always, func(in *monitorInputs) any { return in.st.responseBytes.Load() }},
+	{"snap_count", KindCounter, always, func(in *monitorInputs) any { return in.ms.Snapshots.Load() }},
+	{"commit_count", KindCounter, always, func(in *monitorInputs) any { return in.st.commits.Load() }},
+	{"stale_sessions_expired", KindCounter, always, func(in *monitorInputs) any { return in.st.expired.Load() }},
+	{"node_created_watch_count", KindSummary, always, func(in *monitorInputs) any { return summaryOf(&in.st.created, false) }},
+	{"node_deleted_watch_count", KindSummary, always, func(in *monitorInputs) any { return summaryOf(&in.st.deleted, false) }},
+	{"fsynctime", KindSummary, always, func(in *monitorInputs) any { return summaryOf(&in.ms.Fsync, false) }},
+	{"snapshottime", KindSummary, always, func(in *monitorInputs) any { return summaryOf(&in.ms.Snapshot, false) }},
+	{"unavailable_time", KindSummary, always, func(in *monitorInputs) any { return summaryOf(&in.ms.Unavailable, false) }},
+	{"dbinittime", KindSummary, always, func(in *monitorInputs) any { return summaryOf(&in.ms.DBInit, false) }},
+	{"election_time", KindSummary, always, func(in *monitorInputs) any { return summaryOf(&in.ms.Election, false) }},
+	{"node_children_watch_count", KindSummary, always, func(in *monitorInputs) any { return summaryOf(&in.st.children, false) }},
+	{"node_changed_watch_count", KindSummary, always, func(in *monitorInputs) any { return summaryOf(&in.st.changed, false) }},
+	{"updatelatency", KindSummary, always, func(in *monitorInputs) any { return summaryOf(&in.st.update, true) }},
+	{"readlatency", KindSummary, always, func(in *monitorInputs) any { return summaryOf(&in.st.read, true) }},
 }
 
 // connsByLocality counts the client connections from other hosts and from
