@@ -16,6 +16,7 @@ type treeT = tree.Tree
 // member's request. So every client receives an event before any later reply
 // that shows the change, and before the writer's own reply.
 func (s *Server) Applied(_ *tree.Tree, r *raftfsm.Result) {
+	s.stats.commits.Add(1)
 	if len(r.Triggers) > 0 {
 		s.watches.fire(r.Triggers)
 	}

@@ -224,6 +224,7 @@ func (c *conn) addAuth(req request, p *wire.AuthPacket) (string, bool) {
 		ids = append(ids, wire.Id{Scheme: tree.SchemeIP, ID: c.ip})
 	default:
 		c.log.Warn("closing connection: authentication failed", "scheme", p.Scheme)
+		c.srv.stats.authFailed.Add(1)
 		c.reply(req, 0, wire.CodeAuthFailed, nil)
 		c.finish()
 		<-c.done

@@ -78,7 +78,7 @@ func New(cfg Config) (*Server, error) {
 		tracker:   session.NewTracker(cfg.TickTime),
 		quit:      make(chan struct{}),
 	}
-	s.watches = newWatchRegistry(&s.changed)
+	s.watches = newWatchRegistry(&s.changed, &s.stats)
 	s.pending.init()
 	s.fsm = raftfsm.New(s)
 	if cfg.clustered() {

@@ -11,46 +11,53 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkraft/zkraft/server"
+	"github.com/zkraft/zkraft/server/admin"
 	"github.com/zkraft/zkraft/server/console"
 	"github.com/zkraft/zkraft/server/servertest"
 )
 
 func TestConsoleFlags(t *testing.T) {
-	var con consoleFlags
 	var stderr bytes.Buffer
-	_, _, _, err := configure([]string{"-console-addr", "127.0.0.1:0", "-console-writes", "-console-auth", "digest:ops:pw"}, &stderr, con.register)
+	st, err := configure([]string{"-admin-port", "0", "-console-writes", "-console-auth", "digest:ops:pw"}, &stderr)
 	require.NoError(t, err)
-	assert.Equal(t, consoleFlags{addr: "127.0.0.1:0", writes: true, auth: []console.Auth{{Scheme: "digest", Credential: "ops:pw"}}}, con)
+	assert.Equal(t, consoleFlags{writes: true, auth: []console.Auth{{Scheme: "digest", Credential: "ops:pw"}}}, st.console)
 
-	var bad consoleFlags
-	_, _, _, err = configure([]string{"-console-auth", "ip:127.0.0.1"}, &stderr, bad.register)
+	st, err = configure([]string{"-no-console"}, &stderr)
+	require.NoError(t, err)
+	assert.True(t, st.console.off)
+
+	_, err = configure([]string{"-console-auth", "ip:127.0.0.1"}, &stderr)
 	assert.ErrorContains(t, err, "digest:user:password")
 }
 
-func TestStartConsole(t *testing.T) {
+// The console is served at /console/ on the admin listener, unless
+// -no-console.
+func TestStartAdmin_Console(t *testing.T) {
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	addr, stop, err := startConsole(&consoleFlags{}, nil, logger)
-	require.NoError(t, err)
-	assert.Nil(t, addr, "no -console-addr: no console")
-	require.NoError(t, stop(context.Background()))
-
-	a, b := servertest.NewServer(t), servertest.NewServer(t)
+	srv := servertest.NewServer(t)
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	for _, tc := range []struct {
-		servers []*server.Server
-		paths   []string
+		con   consoleFlags
+		paths map[string]int
 	}{
-		{[]*server.Server{a.Server}, []string{"/", "/api/cluster"}},
-		{[]*server.Server{a.Server, b.Server}, []string{"/", "/1/", "/2/api/cluster", "/2"}},
+		{consoleFlags{}, map[string]int{"/console/": 200, "/console/api/cluster": 200, "/console": 301, "/commands/ruok": 200}},
+		{consoleFlags{off: true}, map[string]int{"/console/": 404, "/commands/ruok": 200}},
 	} {
-		addr, stop, err := startConsole(&consoleFlags{addr: "127.0.0.1:0"}, tc.servers, logger)
+		a, err := startAdmin(srv.Server, admin.Config{Addr: "127.0.0.1:0"}, tc.con, logger)
 		require.NoError(t, err)
-		for _, p := range tc.paths {
-			resp, err := http.Get("http://" + addr.String() + p)
+		for p, want := range tc.paths {
+			resp, err := noRedirect.Get(a.URL() + p)
 			require.NoError(t, err)
 			resp.Body.Close()
-			assert.Equal(t, http.StatusOK, resp.StatusCode, p)
+			assert.Equal(t, want, resp.StatusCode, "%s with %+v", p, tc.con)
 		}
-		require.NoError(t, stop(context.Background()))
+		// An open event stream does not hold Shutdown up.
+		resp, err := http.Get(a.URL() + "/console/api/events")
+		require.NoError(t, err)
+		if !tc.con.off {
+			assert.Equal(t, http.StatusOK, resp.StatusCode)
+		}
+		require.NoError(t, a.Shutdown(context.Background()))
+		resp.Body.Close()
 	}
 }
