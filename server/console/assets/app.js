@@ -64,23 +64,36 @@ function findItem(path) {
   return document.querySelector(`li.node[data-path="${CSS.escape(path)}"]`);
 }
 
+// listings counts the listings asked for each path, so that one that
+// answers after a later one is dropped rather than shown over it.
+const listings = new Map();
+
 async function loadChildren(path) {
-  const li = findItem(path);
+  let li = findItem(path);
   if (!li) return;
-  const ul = li.querySelector(":scope > ul");
-  if (!state.expanded.has(path)) { ul.replaceChildren(); return; }
-  let listing;
+  if (!state.expanded.has(path)) { li.querySelector(":scope > ul").replaceChildren(); return; }
+  const asked = (listings.get(path) || 0) + 1;
+  listings.set(path, asked);
+  let listing, failed;
   try {
     listing = await api("children?path=" + q(path) + (state.limits.has(path) ? "&limit=" + state.limits.get(path) : ""));
   } catch (e) {
-    ul.replaceChildren(el("li", { class: "error" }, e.message));
-    return;
+    failed = e;
   }
+  if (listings.get(path) !== asked) return; // a later listing of path is on its way
+  li = findItem(path); // the parent's own listing may have replaced it meanwhile
+  if (!li) return;
+  const ul = li.querySelector(":scope > ul");
+  if (failed) { ul.replaceChildren(el("li", { class: "error" }, failed.message)); return; }
   setCount(li, listing.total);
-  const before = new Set([...ul.querySelectorAll(":scope > li.node")].map((n) => n.dataset.path));
+  // Children already shown keep what is listed under them, so that
+  // re-listing a parent does not empty its expanded children meanwhile.
+  const before = new Map([...ul.querySelectorAll(":scope > li.node")].map((n) => [n.dataset.path, n]));
   const items = listing.children.map((c) => {
     const item = treeItem(c.path, c.name, c);
-    if (before.size > 0 && !before.has(c.path)) item.querySelector(".row").classList.add("flash");
+    const old = before.get(c.path);
+    if (old) item.querySelector(":scope > ul").replaceWith(old.querySelector(":scope > ul"));
+    else if (before.size > 0) item.querySelector(".row").classList.add("flash");
     return item;
   });
   if (listing.truncated) {
