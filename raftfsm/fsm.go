@@ -114,6 +114,13 @@ func (f *FSM) Session(id int64) (Session, bool) {
 	return *s, true
 }
 
+// SessionCount returns how many replicated sessions there are.
+func (f *FSM) SessionCount() int {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return len(f.sessions)
+}
+
 // Sessions returns every replicated session, ordered by id.
 func (f *FSM) Sessions() []Session {
 	f.mu.RLock()

@@ -38,6 +38,7 @@ func TestFSM_Sessions(t *testing.T) {
 		{ID: sessA, Timeout: 30000, Passwd: []byte{}},
 		{ID: sessB, Timeout: 4000, Passwd: []byte("passwd-b")},
 	}, a.fsm.Sessions(), "ordered by id")
+	assert.Equal(t, 2, a.fsm.SessionCount())
 
 	tests := []struct {
 		name string

@@ -16,6 +16,7 @@ type treeT = tree.Tree
 // member's request. So every client receives an event before any later reply
 // that shows the change, and before the writer's own reply.
 func (s *Server) Applied(_ *tree.Tree, r *raftfsm.Result) {
+	s.stats.commits.Add(1)
 	if len(r.Triggers) > 0 {
 		s.watches.fire(r.Triggers)
 	}
@@ -39,6 +40,7 @@ func (s *Server) Applied(_ *tree.Tree, r *raftfsm.Result) {
 	}
 	s.node.Applied(int64(r.Index))
 	s.changed.notify()
+	s.observe.applied(r)
 	// After the callback: a client's own closeSession gets its reply queued
 	// before its connection is told to finish.
 	if cmd.Type == raftfsm.TypeCloseSession && r.Code == 0 {
@@ -69,6 +71,7 @@ func (s *Server) Restored(t *tree.Tree) {
 	}
 	s.goOwned("reconcile", s.reconcileSessions)
 	s.changed.notify()
+	s.observe.restored(s.fsm.LastZxid())
 }
 
 // reconcileSessions makes the tracker and the connections agree with the

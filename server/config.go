@@ -29,6 +29,12 @@ type Config struct {
 	// Shorter elections keep the clients. Default 5, as in ZooKeeper's
 	// sample zoo.cfg.
 	SyncLimit int
+	// InitLimit is zoo.cfg initLimit, in ticks: how long a ZooKeeper
+	// follower may take to connect and sync. Raft needs no such bound (a
+	// follower catches up through AppendEntries and snapshots for as long
+	// as it takes); zkraft only reports it, in conf. Default 10, as in
+	// ZooKeeper's sample zoo.cfg.
+	InitLimit int
 	// ReadOnlyMode lets a member that does not serve (no leader for
 	// syncLimit ticks) take clients that allow read-only, with sessions of
 	// its own: reads are served, sync and writes answered NOTREADONLY
@@ -218,6 +224,7 @@ func (c *Config) memberConfig() member.Config {
 const (
 	DefaultTickTime               = 2 * time.Second
 	DefaultSyncLimit              = 5
+	DefaultInitLimit              = 10
 	DefaultClientPortAddress      = "127.0.0.1:2181"
 	DefaultMaxClientCnxns         = 60
 	DefaultContainerCheckInterval = time.Minute
@@ -242,6 +249,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.SyncLimit == 0 {
 		c.SyncLimit = DefaultSyncLimit
+	}
+	if c.InitLimit == 0 {
+		c.InitLimit = DefaultInitLimit
 	}
 	if c.MaxSessionTimeout == 0 {
 		c.MaxSessionTimeout = 20 * c.TickTime

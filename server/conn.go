@@ -282,7 +282,11 @@ func (c *conn) handshake() (reason string, ok bool) {
 		}
 	}
 	if err != nil {
-		return c.readError(err), false
+		reason := c.readError(err)
+		if reason == "idle" {
+			c.srv.stats.sessionless.Add(1)
+		}
+		return reason, false
 	}
 	var req wire.ConnectRequest
 	if _, err := req.Decode(frame); err != nil {
@@ -296,6 +300,8 @@ func (c *conn) handshake() (reason string, ok bool) {
 	}
 	c.stats.received()
 	c.srv.stats.received.Add(1)
+	c.srv.stats.bytesReceived.Add(int64(len(frame) + 4))
+	c.srv.stats.connRequests.Add(1)
 	c.timeout = session.Negotiate(time.Duration(req.TimeOut)*time.Millisecond,
 		c.srv.cfg.MinSessionTimeout, c.srv.cfg.MaxSessionTimeout)
 	if !c.srv.node.Admit(c.srv.cfg.RaftTimeout*2 + time.Second) {
@@ -307,6 +313,7 @@ func (c *conn) handshake() (reason string, ok bool) {
 			return c.readOnlySession(&req)
 		}
 		c.rejected(slog.LevelInfo, rejectNotServing)
+		c.srv.stats.notServing.Add(1)
 		return "not serving", false
 	}
 	if last := c.srv.fsm.LastZxid(); req.LastZxidSeen > last && !c.srv.node.CatchUp(req.LastZxidSeen, c.done) {
@@ -395,27 +402,33 @@ func (c *conn) sendConnectResponse(req *wire.ConnectRequest, id int64, passwd []
 }
 
 // queue appends one frame, built by body, to the outbound queue and wakes the
-// writer. It never blocks; a client that lets too much pile up is closed.
-func (c *conn) queue(body func([]byte) []byte) {
+// writer, and returns the frame's size (0 if the connection is closing). It
+// never blocks; a client that lets too much pile up is closed.
+func (c *conn) queue(body func([]byte) []byte) int {
 	c.omu.Lock()
 	if c.closed || c.finishing {
 		c.omu.Unlock()
-		return
+		return 0
 	}
 	var start int
 	c.out, start = wire.StartFrame(c.out)
 	c.out = body(c.out)
 	c.out = wire.EndFrame(c.out, start)
+	size := len(c.out) - start
 	over := len(c.out) > c.srv.cfg.MaxQueuedBytes
 	c.omu.Unlock()
 	c.stats.sentOne()
-	c.srv.stats.sent.Add(1)
+	st := &c.srv.stats
+	st.sent.Add(1)
+	st.responseBytes.Add(int64(size))
+	st.responseSizes.Add(size)
 	if over {
 		c.log.Warn("closing connection: client is not reading its replies", "max_queued_bytes", c.srv.cfg.MaxQueuedBytes)
 		c.close("outbound queue full")
-		return
+		return size
 	}
 	c.signal()
+	return size
 }
 
 func (c *conn) signal() {

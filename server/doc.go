@@ -26,6 +26,14 @@
 // in request order, a session reads its own writes, and every client sees an
 // event before any later reply that shows the change.
 //
+// # Operations
+//
+// Monitor returns mntr's figures in ZooKeeper's order, and status.go's
+// accessors (Connections, SessionExpiry, Ephemerals, Digest, RaftStatus,
+// LastSnapshot, Conf, Environment) the rest an operator asks for; package
+// server/admin serves them over HTTP (AdminServer commands, /metrics,
+// health probes). The server never imports it.
+//
 // # Lock order
 //
 // raftfsm.FSM's lock, then Server.mu, then watchRegistry.mu, then a conn's

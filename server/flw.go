@@ -5,11 +5,9 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"net"
-	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -195,46 +193,48 @@ func millis(t time.Time) int64 {
 	return t.UnixMilli()
 }
 
+// writeMntr writes Monitor's figures as ZooKeeper's mntr does: a line
+// "zk_<key>\t<value>" each, a summary as its avg_, min_, max_, cnt_ and
+// sum_ lines (and p50_ to p999_ for those with percentiles).
 func (s *Server) writeMntr(b *strings.Builder) {
-	lo, avg, hi := s.stats.lat.minAvgMax()
-	var znodes, ephemerals int
-	var dataSize int64
-	s.fsm.Read(func(t *tree.Tree) {
-		znodes, ephemerals, dataSize = t.Len()+1, t.EphemeralCount(), t.ApproximateDataSize()
-	})
-	kv := func(k string, v any) { fmt.Fprintf(b, "zk_%s\t%v\n", k, v) }
-	kv("version", Version+", built on "+buildDate)
-	kv("server_state", s.mode())
-	if s.cfg.clustered() {
-		kv("peer_state", peerState(s.mode()))
-	}
-	kv("ephemerals_count", ephemerals)
-	kv("num_alive_connections", s.connCount())
-	kv("avg_latency", avg)
-	kv("outstanding_requests", s.stats.outstanding.Load())
-	kv("znode_count", znodes)
-	kv("global_sessions", len(s.fsm.Sessions()))
-	kv("packets_sent", s.stats.sent.Load())
-	kv("packets_received", s.stats.received.Load())
-	kv("watch_count", s.watches.total())
-	kv("min_latency", lo)
-	kv("max_latency", hi)
-	kv("approximate_data_size", dataSize)
-	kv("local_sessions", 0)
-	kv("uptime", time.Since(s.started).Milliseconds())
-	kv("connection_rejected", s.stats.rejected.Load())
-	kv("stale_sessions_expired", s.stats.expired.Load())
-	kv("last_zxid", fmt.Sprintf("0x%x", s.fsm.LastZxid()))
-	if s.cfg.clustered() && s.node.IsLeader() {
-		followers, observers := s.node.SyncedLearners()
-		kv("learners", followers+observers)
-		kv("synced_followers", followers)
-		kv("synced_non_voting_followers", 0)
-		kv("synced_observers", observers)
-		kv("pending_syncs", 0)
-		kv("quorum_size", s.node.Voters())
+	for _, m := range s.Monitor() {
+		for _, kv := range m.Pairs() {
+			fmt.Fprintf(b, "zk_%s\t%s\n", kv.Key, kv.Value)
+		}
 	}
 }
+
+// Property is one key and value, as a line of mntr, conf or envi shows it.
+type Property struct{ Key, Value string }
+
+// Pairs returns the mntr keys and values of m: one for a single value,
+// five or nine for a summary.
+func (m Metric) Pairs() []Property {
+	if m.Kind != KindSummary {
+		return []Property{{m.Name, formatValue(m.Value)}}
+	}
+	v := m.Summary
+	out := []Property{{"avg_" + m.Name, javaDouble(v.Avg)},
+		{"min_" + m.Name, itoa64(v.Min)}, {"max_" + m.Name, itoa64(v.Max)},
+		{"cnt_" + m.Name, itoa64(v.Count)}, {"sum_" + m.Name, itoa64(v.Sum)}}
+	if v.Percentiles {
+		out = append(out, Property{"p50_" + m.Name, itoa64(v.P50)}, Property{"p95_" + m.Name, itoa64(v.P95)},
+			Property{"p99_" + m.Name, itoa64(v.P99)}, Property{"p999_" + m.Name, itoa64(v.P999)})
+	}
+	return out
+}
+
+func formatValue(v any) string {
+	switch v := v.(type) {
+	case float64:
+		return javaDouble(v)
+	case string:
+		return v
+	}
+	return fmt.Sprint(v)
+}
+
+func itoa64(n int64) string { return strconv.FormatInt(n, 10) }
 
 // peerState is ZooKeeper's zk_peer_state for a mode.
 func peerState(mode string) string {
@@ -248,17 +248,13 @@ func peerState(mode string) string {
 }
 
 func (s *Server) writeConf(b *strings.Builder) {
-	_, port, _ := net.SplitHostPort(s.ConnectString())
-	maxCnxns := max(s.cfg.MaxClientCnxns, 0)
-	fmt.Fprintf(b, "clientPort=%s\nsecureClientPort=-1\n", port)
-	if s.cfg.DataDir != "" {
-		data, logs := s.dirSizes()
-		fmt.Fprintf(b, "dataDir=%s\ndataDirSize=%d\n", absPath(s.cfg.DataDir), data)
-		fmt.Fprintf(b, "dataLogDir=%s\ndataLogSize=%d\n", absPath(s.node.Config().LogDir()), logs)
+	for _, p := range s.Conf() {
+		if p.Key == membershipKey {
+			fmt.Fprintf(b, "%s%s", p.Key, p.Value)
+			continue
+		}
+		fmt.Fprintf(b, "%s=%s\n", p.Key, p.Value)
 	}
-	fmt.Fprintf(b, "tickTime=%d\nmaxClientCnxns=%d\n", s.cfg.TickTime.Milliseconds(), maxCnxns)
-	fmt.Fprintf(b, "minSessionTimeout=%d\nmaxSessionTimeout=%d\n", s.cfg.MinSessionTimeout.Milliseconds(), s.cfg.MaxSessionTimeout.Milliseconds())
-	fmt.Fprintf(b, "clientPortListenBacklog=-1\nserverId=%d\n", s.cfg.ServerID)
 }
 
 // dirSizes returns the bytes of the snapshots (the data directory's files)
@@ -297,15 +293,8 @@ func absPath(p string) string {
 }
 
 func (s *Server) writeEnvi(b *strings.Builder) {
-	host, _ := os.Hostname()
-	wd, _ := os.Getwd()
-	home, _ := os.UserHomeDir()
-	var mem runtime.MemStats
-	runtime.ReadMemStats(&mem)
 	b.WriteString("Environment:\n")
-	fmt.Fprintf(b, "zookeeper.version=%s, built on %s\n", Version, buildDate)
-	fmt.Fprintf(b, "host.name=%s\ngo.version=%s\n", host, runtime.Version())
-	fmt.Fprintf(b, "os.name=%s\nos.arch=%s\n", runtime.GOOS, runtime.GOARCH)
-	fmt.Fprintf(b, "user.name=%s\nuser.home=%s\nuser.dir=%s\n", os.Getenv("USER"), home, wd)
-	fmt.Fprintf(b, "os.memory.heap=%dMB\nos.memory.sys=%dMB\n", mem.HeapAlloc>>20, mem.Sys>>20)
+	for _, p := range s.Environment() {
+		fmt.Fprintf(b, "%s=%s\n", p.Key, p.Value)
+	}
 }

@@ -224,6 +224,7 @@ func (c *conn) addAuth(req request, p *wire.AuthPacket) (string, bool) {
 		ids = append(ids, wire.Id{Scheme: tree.SchemeIP, ID: c.ip})
 	default:
 		c.rejected(slog.LevelWarn, rejectAuthFailed, slog.String("scheme", p.Scheme))
+		c.srv.stats.authFailed.Add(1)
 		c.reply(req, 0, wire.CodeAuthFailed, nil)
 		c.finish()
 		<-c.done

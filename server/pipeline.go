@@ -31,6 +31,7 @@ func (c *conn) handle(frame []byte, now time.Time) (string, bool) {
 	body := frame[wire.RequestHeaderSize:]
 	c.stats.received()
 	c.srv.stats.received.Add(1)
+	c.srv.stats.bytesReceived.Add(int64(len(frame) + 4))
 	req := request{xid: h.Xid, op: h.OpCode, start: now}
 	var f Fault
 	if hook := c.srv.cfg.RequestHook; hook != nil {
@@ -276,6 +277,12 @@ func (c *conn) reply(req request, zxid int64, code wire.Code, resp wire.Record) 
 		c.finish()
 		return
 	}
+	if req.op != wire.OpPing { // counted before the reply goes, as ZooKeeper does: a client that has it sees it counted
+		now := time.Now()
+		lat := now.Sub(req.start)
+		c.stats.answered(req, zxid, lat, now)
+		c.srv.stats.latency(lat, isWrite(req.op))
+	}
 	hdr := wire.ReplyHeader{Xid: req.xid, Zxid: zxid, Err: code}
 	c.queue(func(b []byte) []byte {
 		b = hdr.Append(b)
@@ -286,22 +293,17 @@ func (c *conn) reply(req request, zxid int64, code wire.Code, resp wire.Record) 
 		}
 		return b
 	})
-	if req.op != wire.OpPing {
-		now := time.Now()
-		lat := now.Sub(req.start)
-		c.stats.answered(req, zxid, lat, now)
-		c.srv.stats.latency(lat)
-	}
 }
 
 // event queues a watch notification.
 func (c *conn) event(ev wire.EventType, path string) {
 	e := wire.WatcherEvent{Type: ev, State: wire.StateSyncConnected, Path: path}
 	hdr := wire.ReplyHeader{Xid: wire.XidNotification, Zxid: -1}
-	c.queue(func(b []byte) []byte {
+	n := c.queue(func(b []byte) []byte {
 		b = hdr.Append(b)
 		return e.Append(b)
 	})
+	c.srv.stats.watchBytes.Add(int64(n))
 }
 
 // createSessionAgain answers a createSession opcode sent after the

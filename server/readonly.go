@@ -46,6 +46,13 @@ type roSession struct {
 	lastSeen time.Time
 }
 
+// len counts the read-only sessions.
+func (r *roSessions) len() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.m)
+}
+
 // add records a new read-only session.
 func (r *roSessions) add(id int64, passwd []byte, timeout time.Duration) {
 	r.mu.Lock()

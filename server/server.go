@@ -29,7 +29,8 @@ type Server struct {
 	log     *slog.Logger
 	fsm     *raftfsm.FSM
 	watches *watchRegistry
-	changed changes // what Changed hands out
+	changed changes   // what Changed hands out
+	observe observers // what Observe registered
 	pending pendingTable
 	stats   serverStats
 	started time.Time
@@ -77,7 +78,7 @@ func New(cfg Config) (*Server, error) {
 		tracker:   session.NewTracker(cfg.TickTime),
 		quit:      make(chan struct{}),
 	}
-	s.watches = newWatchRegistry(&s.changed)
+	s.watches = newWatchRegistry(&s.changed, &s.stats)
 	s.pending.init()
 	s.fsm = raftfsm.New(s)
 	if cfg.clustered() {

@@ -6,10 +6,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/zkraft/zkraft/server/internal/summary"
 	"github.com/zkraft/zkraft/wire"
 )
 
-// serverStats are the counters four-letter words and mntr report.
+// serverStats are the counters four-letter words, mntr and /metrics
+// report. Each is an atomic (or a few): recording costs no lock.
 type serverStats struct {
 	received    atomic.Int64 // packets received
 	sent        atomic.Int64 // packets sent
@@ -17,14 +19,65 @@ type serverStats struct {
 	rejected    atomic.Int64 // connections refused
 	expired     atomic.Int64 // sessions expired
 	lat         latencies
+
+	bytesReceived atomic.Int64 // bytes of the frames received, length prefixes included
+	responseBytes atomic.Int64 // bytes of the frames queued to clients (replies and notifications)
+	watchBytes    atomic.Int64 // bytes of the notifications among them
+	responseSizes summary.Sizes
+	read, update  summary.Summary // request latencies in ms, by kind (pings left out)
+	authFailed    atomic.Int64    // auth packets refused
+	connRequests  atomic.Int64    // connect requests received
+	sessionless   atomic.Int64    // connections closed for sending no connect request in time
+	commits       atomic.Int64    // commands applied
+	notServing    atomic.Int64    // clients refused because the member was not serving
+	// watchers notified per event that notified any, by event type
+	// (zk_node_created/deleted/changed/children_watch_count).
+	created, deleted, changed, children summary.Summary
 }
 
-func (s *serverStats) latency(d time.Duration) { s.lat.add(d.Milliseconds()) }
+func (s *serverStats) latency(d time.Duration, write bool) {
+	ms := d.Milliseconds()
+	s.lat.add(ms)
+	if write {
+		s.update.Add(ms)
+	} else {
+		s.read.Add(ms)
+	}
+}
 
+// reset is srst and stat_reset: the request counters and latencies, as
+// ZooKeeper's ServerStats.reset with its metrics.
 func (s *serverStats) reset() {
 	s.received.Store(0)
 	s.sent.Store(0)
 	s.lat.reset()
+	s.bytesReceived.Store(0)
+	s.responseBytes.Store(0)
+	s.watchBytes.Store(0)
+	s.responseSizes.Reset()
+	for _, sum := range []*summary.Summary{&s.read, &s.update, &s.created, &s.deleted, &s.changed, &s.children} {
+		sum.Reset()
+	}
+	for _, n := range []*atomic.Int64{&s.rejected, &s.expired, &s.authFailed, &s.connRequests, &s.sessionless, &s.commits, &s.notServing} {
+		n.Store(0)
+	}
+}
+
+// watchersNotified records how many watchers one event notified.
+func (s *serverStats) watchersNotified(ev wire.EventType, n int) {
+	if n == 0 {
+		return
+	}
+	switch ev {
+	case wire.EventNodeCreated:
+		s.created.Add(int64(n))
+	case wire.EventNodeDeleted:
+		s.deleted.Add(int64(n))
+	case wire.EventNodeDataChanged:
+		s.changed.Add(int64(n))
+	case wire.EventNodeChildrenChanged:
+		s.children.Add(int64(n))
+	}
 }
 
 // latencies is a lock-free min/avg/max of request latencies in ms.
@@ -52,14 +105,23 @@ func (l *latencies) reset() {
 // minAvgMax returns min and max in ms and the average as ZooKeeper prints a
 // double (4 decimals at most, "0.0" for none).
 func (l *latencies) minAvgMax() (int64, string, int64) {
-	n, sum := l.count.Load(), l.sum.Load()
-	lo := max(l.min.Load()-1, 0)
-	if n == 0 {
-		return 0, "0.0", 0
-	}
-	avg := float64(sum) / float64(n)
-	return lo, javaDouble(float64(int64(avg*10000+0.5)) / 10000), l.max.Load()
+	lo, avg, hi := l.minAvgMaxValues()
+	return lo, javaDouble(avg), hi
 }
+
+// minAvgMaxValues returns min and max in ms and the average rounded to 4
+// decimals, as ZooKeeper's ServerStats; all 0 for none.
+func (l *latencies) minAvgMaxValues() (int64, float64, int64) {
+	n, sum := l.count.Load(), l.sum.Load()
+	if n == 0 {
+		return 0, 0, 0
+	}
+	return max(l.min.Load()-1, 0), round4(float64(sum) / float64(n)), l.max.Load()
+}
+
+// JavaDouble formats v as Java's Double.toString does for the values
+// ZooKeeper prints (averages): "0.0", "2.3333".
+func JavaDouble(v float64) string { return javaDouble(v) }
 
 // javaDouble formats v as Java's Double.toString does for ordinary values.
 func javaDouble(v float64) string {

@@ -36,13 +36,14 @@ const (
 type watchRegistry struct {
 	mu         sync.Mutex // guards the fields below and conns' dataPaths/childPaths
 	tables     [2]map[string]map[*conn]mode
-	recursives int      // recursive watches registered; 0 means no ancestor walk
-	watches    int      // watches in both tables
-	changed    *changes // told when a watch comes or goes
+	recursives int          // recursive watches registered; 0 means no ancestor walk
+	watches    int          // watches in both tables
+	changed    *changes     // told when a watch comes or goes
+	stats      *serverStats // counts the watchers each event notifies
 }
 
-func newWatchRegistry(changed *changes) *watchRegistry {
-	return &watchRegistry{tables: [2]map[string]map[*conn]mode{{}, {}}, changed: changed}
+func newWatchRegistry(changed *changes, stats *serverStats) *watchRegistry {
+	return &watchRegistry{tables: [2]map[string]map[*conn]mode{{}, {}}, changed: changed, stats: stats}
 }
 
 func (c *conn) watchPaths(t table) *map[string]struct{} {
@@ -169,15 +170,17 @@ func (w *watchRegistry) fire(triggers []tree.Trigger) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, tr := range triggers {
+		var n int
 		switch tr.Event {
 		case wire.EventNodeDeleted:
 			notified := w.fireTable(tableData, tr, nil)
-			w.fireTable(tableChild, tr, notified)
+			n = len(notified) + len(w.fireTable(tableChild, tr, notified))
 		case wire.EventNodeChildrenChanged:
-			w.fireTable(tableChild, tr, nil)
+			n = len(w.fireTable(tableChild, tr, nil))
 		default:
-			w.fireTable(tableData, tr, nil)
+			n = len(w.fireTable(tableData, tr, nil))
 		}
+		w.stats.watchersNotified(tr.Event, n)
 	}
 }
 

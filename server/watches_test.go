@@ -13,7 +13,7 @@ import (
 // which fire watches under it, wait for one batch only; and that the watch
 // count mntr reports stays exact throughout.
 func TestWatchRegistry_RemoveConnInBatches(t *testing.T) {
-	w := newWatchRegistry(new(changes))
+	w := newWatchRegistry(new(changes), new(serverStats))
 	many, other := &conn{}, &conn{}
 	n := 2*removeBatch + 10
 	for i := range n {

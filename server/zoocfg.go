@@ -100,10 +100,14 @@ func (c *Config) applyZooCfg(key, v string, port, addr *string) (known bool, err
 		c.ReadOnlyMode, err = strconv.ParseBool(v)
 	case "reconfigEnabled", "zookeeper.reconfigEnabled":
 		c.ReconfigEnabled, err = strconv.ParseBool(v)
-	case "initLimit", "autopurge.purgeInterval", "standaloneEnabled",
+	case "initLimit":
+		c.InitLimit, err = strconv.Atoi(v)
+		if err == nil && c.InitLimit < 1 {
+			err = fmt.Errorf("initLimit %d is below 1", c.InitLimit)
+		}
+	case "autopurge.purgeInterval", "standaloneEnabled",
 		"localSessionsEnabled", "localSessionsUpgradingEnabled", "dynamicConfigFile":
-		// Known ZooKeeper keys that need no setting here: Raft bounds how
-		// far members lag, snapshots are purged as they are taken, a
+		// Known ZooKeeper keys that need no setting here: snapshots are purged as they are taken, a
 		// one-member configuration is standalone, the configuration a
 		// reconfig makes is kept in the replicated tree, read-only sessions
 		// are always local and never upgraded.
@@ -139,6 +143,18 @@ func parseIntAnyBase(v string) (int, error) {
 type property struct {
 	key, value string
 	line       int
+}
+
+// ReadProperties reads zoo.cfg's key=value pairs (Java properties syntax)
+// in file order, for layers above the server that read keys of their own
+// (server/admin reads admin.* and metricsProvider.*).
+func ReadProperties(r io.Reader) ([]Property, error) {
+	props, err := readProperties(r)
+	out := make([]Property, len(props))
+	for i, p := range props {
+		out[i] = Property{Key: p.key, Value: p.value}
+	}
+	return out, err
 }
 
 // readProperties reads java.util.Properties text: comments (# or !), key and

@@ -52,7 +52,7 @@ type ephPlace struct {
 var ErrSnapshotClosed = errors.New("tree: snapshot closed")
 
 // snapshotChunk is how many nodes WriteTo reads under one hold of the read lock.
-const snapshotChunk = 4096
+const snapshotChunk = 1024
 
 // snapshotPaused, when set (by tests), is called each time WriteTo has
 // released the read lock between two chunks.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/zkraft/zkraft/server"
+	"github.com/zkraft/zkraft/server/admin"
 )
 
 // localClusterRaftTimeout is the default Raft timeout of -local-cluster:
@@ -23,11 +24,13 @@ const localClusterRaftTimeout = 200 * time.Millisecond
 // base+1707+i, which for base 2181 are ZooKeeper's usual 2181, 2888 and
 // 3888. The ports are fixed so that durable members find each other again
 // after a restart. Each durable member keeps its state in DataDir/member-N.
+// With the admin listener on, member i serves it on the admin port + i.
 type localCluster struct {
 	servers []*server.Server
+	admins  []*admin.Admin
 }
 
-func startLocalCluster(n int, base server.Config, logger *slog.Logger) (*localCluster, string, error) {
+func startLocalCluster(n int, base server.Config, adminCfg *admin.Config, con consoleFlags, logger *slog.Logger) (*localCluster, string, error) {
 	host, portText, err := net.SplitHostPort(base.ClientPortAddress)
 	if err != nil {
 		host, portText = "127.0.0.1", "2181"
@@ -65,12 +68,33 @@ func startLocalCluster(n int, base server.Config, logger *slog.Logger) (*localCl
 		}
 		lc.servers = append(lc.servers, srv)
 		addrs = append(addrs, srv.ConnectString())
+		if adminCfg != nil {
+			a, err := startAdmin(srv, memberAdmin(*adminCfg, i), con, cfg.Logger)
+			if err != nil {
+				lc.Shutdown(context.Background())
+				return nil, "", fmt.Errorf("member %d: %w", i+1, err)
+			}
+			lc.admins = append(lc.admins, a)
+		}
 	}
 	return lc, strings.Join(addrs, ","), nil
 }
 
+// memberAdmin is member i's admin listener settings: the port + i (a
+// port of 0 stays 0, for one the OS picks).
+func memberAdmin(cfg admin.Config, i int) admin.Config {
+	host, port, _ := net.SplitHostPort(cfg.Addr)
+	if p, err := strconv.Atoi(port); err == nil && p != 0 {
+		cfg.Addr = net.JoinHostPort(host, strconv.Itoa(p+i))
+	}
+	return cfg
+}
+
 func (lc *localCluster) Shutdown(ctx context.Context) error {
 	var errs []error
+	for _, a := range lc.admins {
+		errs = append(errs, a.Shutdown(ctx))
+	}
 	for _, srv := range lc.servers {
 		errs = append(errs, srv.Shutdown(ctx))
 	}

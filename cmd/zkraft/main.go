@@ -3,10 +3,12 @@
 //	zkraft                       serve in memory on 127.0.0.1:2181
 //	zkraft -config zoo.cfg       read ZooKeeper's zoo.cfg; flags override it
 //	zkraft -port 2182 -4lw '*'   flags alone
+//	zkraft -admin-port 8080      with the admin listener (/commands, /metrics, /livez, /readyz, /console/)
 //	zkraft cli -server host:port [cmd args]   zkCli.sh's shell, in Go (a zoo.cfg named cli: ./cli)
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -17,6 +19,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -24,6 +27,7 @@ import (
 
 	"github.com/zkraft/zkraft/cmd/zkraft/internal/cli"
 	"github.com/zkraft/zkraft/server"
+	"github.com/zkraft/zkraft/server/admin"
 	"github.com/zkraft/zkraft/server/clock"
 )
 
@@ -47,7 +51,8 @@ func main() {
 // run parses args, serves until a signal, and returns the exit status:
 // 2 for a bad flag, value or config, 1 when the server cannot start.
 func run(args []string, stdout, stderr io.Writer) int {
-	cfg, logger, localMembers, err := configure(args, stderr)
+	st, err := configure(args, stderr)
+	cfg, logger, localMembers := st.cfg, st.logger, st.localMembers
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
@@ -72,7 +77,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	var srv interface{ Shutdown(context.Context) error }
 	if localMembers > 0 {
-		lc, connect, err := startLocalCluster(localMembers, cfg, logger)
+		lc, connect, err := startLocalCluster(localMembers, cfg, st.admin, st.console, logger)
 		if err != nil {
 			fmt.Fprintf(stderr, "zkraft: %v\n", err)
 			return 1
@@ -91,6 +96,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		srv = single
+		if st.admin != nil {
+			a, err := startAdmin(single, *st.admin, st.console, logger)
+			if err != nil {
+				single.Close()
+				fmt.Fprintf(stderr, "zkraft: %v\n", err)
+				return 1
+			}
+			srv = withAdmin{single, a}
+		}
 		logger.Info("zkraft serving", "connect", single.ConnectString(), "mode", single.Mode(), "version", server.Version)
 	}
 	<-ctx.Done()
@@ -105,6 +119,41 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// startAdmin starts srv's admin listener, with the web console.
+func startAdmin(srv *server.Server, cfg admin.Config, con consoleFlags, logger *slog.Logger) (*admin.Admin, error) {
+	cfg.Logger = logger
+	a, err := admin.New(srv, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := mountConsole(a, srv, con); err != nil {
+		return nil, err
+	}
+	if err := a.Start(); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// withAdmin shuts a server's admin listener down before the server.
+type withAdmin struct {
+	srv   *server.Server
+	admin *admin.Admin
+}
+
+func (w withAdmin) Shutdown(ctx context.Context) error {
+	return errors.Join(w.admin.Shutdown(ctx), w.srv.Shutdown(ctx))
+}
+
+// setup is what the command line and zoo.cfg ask for.
+type setup struct {
+	cfg          server.Config
+	logger       *slog.Logger
+	localMembers int           // -local-cluster's member count, 0 for one server
+	admin        *admin.Config // the admin listener's settings; nil when it is off
+	console      consoleFlags  // the web console's, on the admin listener
+}
+
 // options are the command-line flags; a flag that is set overrides zoo.cfg.
 type options struct {
 	config, address, fourLetter, logLevel, logFormat string
@@ -117,14 +166,60 @@ type options struct {
 	syncLimit                                        int
 	peerVia                                          map[string]string
 	clockOffsetFile                                  string
+	admin                                            bool
+	adminAddress                                     string
+	adminPort                                        int
+	adminPortSet                                     bool // -admin-port given (0: a port the OS picks)
+	// from zoo.cfg: the admin listener's settings, whether it is on, and
+	// the file's text (the initial_configuration command's)
+	adminCfg     admin.Config
+	adminEnabled bool
+	cfgText      string
+	console      consoleFlags
 }
 
-// configure parses flags and any zoo.cfg into a Config; localMembers is
-// -local-cluster's member count, 0 for one server.
-func configure(args []string, stderr io.Writer) (cfg server.Config, logger *slog.Logger, localMembers int, err error) {
+// configure parses flags and any zoo.cfg into a setup.
+func configure(args []string, stderr io.Writer) (setup, error) {
+	cfg, logger, localMembers, o, err := configureServer(args, stderr)
+	st := setup{cfg: cfg, logger: logger, localMembers: localMembers, console: o.console}
+	if err != nil {
+		return st, err
+	}
+	st.admin, err = adminSettings(o)
+	return st, err
+}
+
+// adminSettings applies the admin flags over zoo.cfg's admin keys; nil
+// when the listener stays off.
+func adminSettings(o *options) (*admin.Config, error) {
+	cfg, enabled := o.adminCfg, o.adminEnabled || o.admin || o.adminPortSet || o.adminAddress != ""
+	if !enabled {
+		return nil, nil
+	}
+	if o.adminPort < 0 || o.adminPort > 65535 {
+		return nil, fmt.Errorf("-admin-port %d: want 0..65535", o.adminPort)
+	}
+	host, port, _ := net.SplitHostPort(cfg.Addr)
+	if host == "" && port == "" {
+		host, port = "0.0.0.0", strconv.Itoa(admin.DefaultPort)
+	}
+	if o.adminAddress != "" {
+		host = o.adminAddress
+	}
+	if o.adminPortSet {
+		port = strconv.Itoa(o.adminPort)
+	}
+	cfg.Addr = net.JoinHostPort(host, port)
+	cfg.InitialConfiguration = o.cfgText
+	return &cfg, cfg.Validate()
+}
+
+// configureServer parses flags and any zoo.cfg into a Config; localMembers
+// is -local-cluster's member count, 0 for one server.
+func configureServer(args []string, stderr io.Writer) (cfg server.Config, logger *slog.Logger, localMembers int, o *options, err error) {
+	o = new(options)
 	fs := flag.NewFlagSet("zkraft", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var o options
 	fs.StringVar(&o.config, "config", "", "ZooKeeper zoo.cfg to read (also accepted as the only argument)")
 	fs.StringVar(&o.address, "address", "", "client address to listen on (zoo.cfg clientPortAddress; default 127.0.0.1)")
 	fs.IntVar(&o.port, "port", 0, "client port (zoo.cfg clientPort; default 2181)")
@@ -150,32 +245,37 @@ func configure(args []string, stderr io.Writer) (cfg server.Config, logger *slog
 	fs.StringVar(&o.clockOffsetFile, "clock-offset-file", "", "fault injection: the wall clock runs off the machine's by the duration in this file (e.g. -90m), read at start and on SIGUSR1")
 	fs.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
+	fs.BoolVar(&o.admin, "admin", false, "serve the admin listener: ZooKeeper's AdminServer commands, /metrics, /livez, /readyz (zoo.cfg admin.enableServer)")
+	fs.StringVar(&o.adminAddress, "admin-address", "", "admin listener address (zoo.cfg admin.serverAddress; default 0.0.0.0); turns it on")
+	fs.IntVar(&o.adminPort, "admin-port", 0, "admin listener port (zoo.cfg admin.serverPort or metricsProvider.httpPort; default 8080; 0 picks one; -local-cluster member i takes port+i); turns it on")
+	o.console.register(fs)
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	if err := fs.Parse(args); err != nil {
-		return cfg, nil, 0, err
+		return cfg, nil, 0, o, err
 	}
+	o.adminPortSet = flagSet(fs, "admin-port")
 	if o.version {
 		fmt.Fprintln(stderr, "zkraft", server.Version)
-		return cfg, nil, 0, flag.ErrHelp
+		return cfg, nil, 0, o, flag.ErrHelp
 	}
 	if logger, err = newLogger(o.logLevel, o.logFormat, stderr); err != nil {
-		return cfg, nil, 0, err
+		return cfg, nil, 0, o, err
 	}
-	if cfg, err = baseConfig(fs, &o, logger); err != nil {
-		return cfg, nil, 0, err
+	if cfg, err = baseConfig(fs, o, logger); err != nil {
+		return cfg, nil, 0, o, err
 	}
-	applyFlags(fs, &o, &cfg)
+	applyFlags(fs, o, &cfg)
 	cfg.Logger = logger
 	if err := resolveID(fs, &cfg); err != nil {
-		return cfg, nil, 0, err
+		return cfg, nil, 0, o, err
 	}
 	if o.localCluster < 0 || o.localCluster > 9 || o.localCluster > 0 && len(cfg.Servers) > 0 {
-		return cfg, nil, 0, errors.New("-local-cluster takes 1..9 members, and no server.N lines")
+		return cfg, nil, 0, o, errors.New("-local-cluster takes 1..9 members, and no server.N lines")
 	}
 	if o.localCluster > 0 {
-		return cfg, logger, o.localCluster, nil // each member's config is validated when built
+		return cfg, logger, o.localCluster, o, nil // each member's config is validated when built
 	}
-	return cfg, logger, 0, cfg.Validate()
+	return cfg, logger, 0, o, cfg.Validate()
 }
 
 // resolveID reads the member id from dataDir/myid, as ZooKeeper does, when
@@ -214,17 +314,27 @@ func baseConfig(fs *flag.FlagSet, o *options, logger *slog.Logger) (server.Confi
 	if o.config == "" {
 		return server.Config{}, nil
 	}
-	f, err := os.Open(o.config)
+	text, err := os.ReadFile(o.config)
 	if err != nil {
 		return server.Config{}, err
 	}
-	defer f.Close()
-	cfg, unknown, err := server.ParseZooCfg(f)
+	o.cfgText = string(text)
+	cfg, unknown, err := server.ParseZooCfg(bytes.NewReader(text))
 	if err != nil {
 		return cfg, err
 	}
+	props, err := server.ReadProperties(bytes.NewReader(text))
+	if err != nil {
+		return cfg, err
+	}
+	var adminKeys []string
+	if o.adminCfg, o.adminEnabled, adminKeys, err = admin.ParseZooCfg(props); err != nil {
+		return cfg, err
+	}
 	for _, k := range unknown {
-		logger.Warn("zoo.cfg: ignoring a key zkraft does not use", "key", k, "file", o.config)
+		if !slices.Contains(adminKeys, k) {
+			logger.Warn("zoo.cfg: ignoring a key zkraft does not use", "key", k, "file", o.config)
+		}
 	}
 	return cfg, nil
 }

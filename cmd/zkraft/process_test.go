@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -111,25 +110,7 @@ func TestProcess_CLI(t *testing.T) {
 // waitForAddr reads the server's log until it says where it serves.
 func waitForAddr(t *testing.T, r io.Reader) string {
 	t.Helper()
-	found := make(chan string, 1)
-	go func() {
-		re := regexp.MustCompile(`connect=(\S+)`)
-		sc := bufio.NewScanner(r)
-		for sc.Scan() {
-			if m := re.FindStringSubmatch(sc.Text()); m != nil {
-				found <- m[1]
-				break
-			}
-		}
-		io.Copy(io.Discard, r)
-	}()
-	select {
-	case addr := <-found:
-		return addr
-	case <-time.After(10 * time.Second):
-		t.Fatal("zkraft did not log its address within 10s")
-		return ""
-	}
+	return waitForLog(t, r, regexp.MustCompile(`connect=(\S+)`))
 }
 
 // TestProcess_ThreeProcessCluster starts three zkraft processes, each from

@@ -29,6 +29,7 @@ func (n *Node) watchLeadership() {
 	ticker := time.NewTicker(max(min(n.cfg.RaftTimeout/4, n.cfg.TickTime), time.Millisecond))
 	defer ticker.Stop()
 	var leaderless time.Time
+	electing := time.Now() // a member starts without a leader
 	var last raft.ServerID
 	for {
 		select {
@@ -40,6 +41,7 @@ func (n *Node) watchLeadership() {
 		}
 		isLeader := n.raftNow().State() == raft.Leader
 		if isLeader && !n.leading.Load() {
+			n.stats.leaderSince.Store(time.Now().UnixNano())
 			n.host.Elected()
 			n.reconcileMembers() // finish a reconfig an earlier leader began
 		}
@@ -53,6 +55,11 @@ func (n *Node) watchLeadership() {
 		n.checkPresent(isLeader)
 		known, goneSince := n.knownLeader()
 		if known != "" {
+			if !electing.IsZero() {
+				n.stats.Election.Add(time.Since(electing).Milliseconds())
+				electing = time.Time{}
+			}
+			n.markJoined()
 			leaderless = time.Time{}
 			n.leaderKnown(true)
 			n.setServing(true, "")
@@ -62,6 +69,10 @@ func (n *Node) watchLeadership() {
 			leaderless = time.Now()
 			if !goneSince.IsZero() {
 				leaderless = goneSince
+			}
+			if n.stats.joined.Load() { // a leader was lost, not awaited at start
+				electing = leaderless
+				n.stats.Looking.Add(1)
 			}
 			n.leaderKnown(false)
 		}
@@ -90,8 +101,12 @@ func (n *Node) setServing(on bool, why string) {
 	if on {
 		n.served.Store(true)
 		close(n.servingCh)
+		if off := n.stats.notServingSince; !off.IsZero() {
+			n.stats.Unavailable.Add(time.Since(off).Milliseconds())
+		}
 	} else {
 		n.servingCh = make(chan struct{})
+		n.stats.notServingSince = time.Now()
 	}
 	n.servingMu.Unlock()
 	if on {

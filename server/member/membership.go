@@ -197,13 +197,13 @@ func (n *Node) matchRaftConfiguration() error {
 			n.log.Info("this leader is no longer a member: handing leadership over")
 			fut = n.raftNow().LeadershipTransfer()
 		case c.demote:
-			n.log.Info("a member left: it follows on without a vote", "member", c.peer.ID)
+			n.log.Info("a member left: it follows on without a vote", "sid", c.peer.ID)
 			fut = n.raftNow().DemoteVoter(id, 0, timeout)
 		case c.peer.Observer:
-			n.log.Info("adding an observer to raft's configuration", "member", c.peer.ID, "addr", c.peer.RaftAddr)
+			n.log.Info("adding an observer to raft's configuration", "sid", c.peer.ID, "addr", c.peer.RaftAddr)
 			fut = n.raftNow().AddNonvoter(id, raft.ServerAddress(c.peer.RaftAddr), 0, timeout)
 		default:
-			n.log.Info("adding a voter to raft's configuration", "member", c.peer.ID, "addr", c.peer.RaftAddr)
+			n.log.Info("adding a voter to raft's configuration", "sid", c.peer.ID, "addr", c.peer.RaftAddr)
 			fut = n.raftNow().AddVoter(id, raft.ServerAddress(c.peer.RaftAddr), 0, timeout)
 		}
 		if err := fut.Error(); err != nil {

@@ -227,6 +227,8 @@ type Node struct {
 	zwaiters []zxidWaiter
 	zcount   atomic.Int32 // len(zwaiters), read without the lock
 
+	stats Stats // figures for mntr and /metrics
+
 	quit     chan struct{} // closed when stopping begins
 	stopOnce sync.Once
 	group    owned.Group
@@ -280,6 +282,9 @@ func (n *Node) Start() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	n.started = time.Now()
+	n.servingMu.Lock()
+	n.stats.notServingSince = time.Now() // until it first serves
+	n.servingMu.Unlock()
 	mem, err := n.startRaft(ctx)
 	if err != nil {
 		return err
@@ -288,6 +293,8 @@ func (n *Node) Start() error {
 	n.goOwned("snapshots", func() { n.tuneSnapshots(mem) })
 	if !n.cfg.Clustered() {
 		n.host.Elected()
+		n.stats.leaderSince.Store(time.Now().UnixNano())
+		n.markJoined()
 		n.leading.Store(true)
 		n.setServing(true, "")
 		return nil

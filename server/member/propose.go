@@ -11,6 +11,7 @@ import (
 type proposal struct {
 	future raft.ApplyFuture
 	reqID  uint64
+	start  time.Time
 }
 
 // Propose hands an encoded command to Raft: on the leader (or a standalone
@@ -49,7 +50,7 @@ func (n *Node) applyLocal(data []byte, reqID uint64) {
 		n.failProposal(reqID, ErrClosed)
 		return
 	}
-	n.futures <- proposal{future: f, reqID: reqID}
+	n.futures <- proposal{future: f, reqID: reqID, start: time.Now()}
 }
 
 // raftApplyLocked proposes data to Raft and counts its future until it is
@@ -59,6 +60,8 @@ func (n *Node) raftApplyLocked(data []byte) (raft.ApplyFuture, bool) {
 		return nil, false
 	}
 	n.unanswered.Add(1)
+	n.stats.Proposals.Add(1)
+	n.stats.ProposalSizes.Add(len(data))
 	return n.raftNow().Apply(data, 0), true
 }
 
@@ -132,6 +135,8 @@ func (n *Node) waitFutures() {
 		n.unanswered.Add(-1)
 		if err != nil {
 			n.failProposal(p.reqID, err)
+		} else {
+			n.stats.Commit.Add(time.Since(p.start).Milliseconds())
 		}
 	}
 }

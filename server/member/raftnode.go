@@ -46,9 +46,13 @@ func (n *Node) startRaft(ctx context.Context) (*memStores, error) {
 	if err != nil {
 		return nil, err
 	}
+	if n.cfg.DataDir != "" {
+		logs = timedLogStore{LogStore: logs, stats: &n.stats}
+	}
 	if n.trans != nil {
 		logs = notifyingStore{LogStore: logs, t: n.trans}
 	}
+	snaps = timedSnapshots{SnapshotStore: snaps, stats: &n.stats}
 	if !existing {
 		if err := raft.BootstrapCluster(conf, logs, stable, snaps, trans, bootstrap); err != nil {
 			return nil, fmt.Errorf("bootstrap raft: %w", err)
@@ -58,10 +62,12 @@ func (n *Node) startRaft(ctx context.Context) (*memStores, error) {
 	// is sent one, and it restarts empty. They only let Raft drop its
 	// log, so they capture nothing (unreadSnapshot) and come often.
 	fsm := loggedFSM{notifyingFSM{FSM: n.fsm, committed: n.committed, unread: mem != nil && !n.cfg.Clustered()}, n}
-	r, err := raft.NewRaft(conf, fsm, logs, stable, loggedSnapshots{snaps}, trans)
+	start := time.Now()
+	r, err := raft.NewRaft(conf, fsm, logs, stable, loggedSnapshots{snaps}, trans) // restores the newest snapshot
 	if err != nil {
 		return nil, fmt.Errorf("start raft: %w", err)
 	}
+	n.stats.DBInit.Add(time.Since(start).Milliseconds())
 	n.running.Store(r)
 	if n.trans != nil {
 		n.trans.setRaft(r)

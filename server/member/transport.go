@@ -68,6 +68,11 @@ type peerTransport struct {
 	// the highest index of a command stored here, and settled the highest
 	// such index Node.Current gave up waiting for.
 	noticed, storedCommand, settled atomic.Uint64
+	// leaderCommit is the highest commit index a leader's AppendEntries
+	// (heartbeats and commit notices included) named: the cluster's
+	// commit index as this member last heard it, whatever its own log
+	// holds (Raft caps a follower's commit index at its last entry).
+	leaderCommit atomic.Uint64
 }
 
 func newPeerTransport(t *raft.NetworkTransport, header raft.RPCHeader, guard *voteGuard, quit <-chan struct{},
@@ -80,16 +85,22 @@ func newPeerTransport(t *raft.NetworkTransport, header raft.RPCHeader, guard *vo
 func (t *peerTransport) Consumer() <-chan raft.RPC { return t.out }
 
 // SetHeartbeatHandler implements raft.Transport: heartbeats carry the
-// leader's commit index too, which the vote guard notes.
+// leader's commit index too, which leaderCommit and the vote guard note.
 func (t *peerTransport) SetHeartbeatHandler(cb func(raft.RPC)) {
-	if t.guard == nil {
-		t.NetworkTransport.SetHeartbeatHandler(cb)
-		return
-	}
 	t.NetworkTransport.SetHeartbeatHandler(func(rpc raft.RPC) {
-		t.guard.note(rpc.Command)
+		t.noteLeaderCommit(rpc.Command)
+		if t.guard != nil {
+			t.guard.note(rpc.Command)
+		}
 		cb(rpc)
 	})
+}
+
+// noteLeaderCommit raises leaderCommit to an AppendEntries' commit index.
+func (t *peerTransport) noteLeaderCommit(cmd any) {
+	if req, ok := cmd.(*raft.AppendEntriesRequest); ok {
+		raiseTo(&t.leaderCommit, req.LeaderCommitIndex)
+	}
 }
 
 func (t *peerTransport) setRaft(r *raft.Raft) {
@@ -161,6 +172,7 @@ func (t *peerTransport) runFrom(in <-chan raft.RPC) {
 					continue
 				}
 			}
+			t.noteLeaderCommit(rpc.Command)
 			if req, ok := rpc.Command.(*raft.AppendEntriesRequest); ok && isCommitNotice(req) {
 				raiseTo(&t.noticed, req.PrevLogEntry)
 				if !t.has(req.PrevLogEntry) {

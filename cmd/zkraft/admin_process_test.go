@@ -1,0 +1,80 @@
+package main
+
+import (
+	"bufio"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestProcess_AdminListener starts the binary with the admin listener on a
+// port the OS picks and asks it what an operator's tools would.
+func TestProcess_AdminListener(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "-port", "0", "-admin-address", "127.0.0.1", "-admin-port", "0")
+	cmd.Env = append(os.Environ(), "ZKRAFT_RUN_MAIN=1")
+	stderr, err := cmd.StderrPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	url := "http://" + waitForLog(t, stderr, regexp.MustCompile(`admin listener serving" addr=(\S+)`))
+
+	client := &http.Client{Timeout: 5 * time.Second}
+	for path, want := range map[string]string{
+		"/livez": "ok", "/readyz": "ok", "/commands/ruok": `"command":"ruok"`,
+		"/commands/monitor": `"zk_version"`, "/metrics": "znode_count 5",
+	} {
+		resp, err := client.Get(url + path)
+		require.NoError(t, err, path)
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		assert.Equal(t, http.StatusOK, resp.StatusCode, path)
+		if path == "/commands/monitor" { // keys without zk_, as ZooKeeper's JSON
+			assert.NotContains(t, string(body), want, path)
+			assert.Contains(t, string(body), `"server_state": "standalone"`, path)
+			continue
+		}
+		assert.Contains(t, strings.ReplaceAll(string(body), " ", ""), strings.ReplaceAll(want, " ", ""), path)
+	}
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		assert.NoError(t, err, "exit status 0 after SIGTERM")
+	case <-time.After(10 * time.Second):
+		t.Fatal("zkraft did not stop within 10s of SIGTERM")
+	}
+}
+
+// waitForLog returns the first submatch of re in the log r, and keeps
+// draining r.
+func waitForLog(t *testing.T, r io.Reader, re *regexp.Regexp) string {
+	t.Helper()
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(r)
+		for sc.Scan() {
+			if m := re.FindStringSubmatch(sc.Text()); m != nil {
+				found <- m[1]
+				break
+			}
+		}
+		io.Copy(io.Discard, r)
+	}()
+	select {
+	case s := <-found:
+		return s
+	case <-time.After(10 * time.Second):
+		t.Fatalf("zkraft did not log %s within 10s", re)
+		return ""
+	}
+}

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"flag"
+	"net/http"
+
+	"github.com/zkraft/zkraft/server"
+	"github.com/zkraft/zkraft/server/admin"
+	"github.com/zkraft/zkraft/server/console"
+)
+
+// consoleFlags are the web console's flags. The console lives on the admin
+// listener, at /console/.
+type consoleFlags struct {
+	off    bool
+	writes bool
+	auth   []console.Auth
+}
+
+func (f *consoleFlags) register(fs *flag.FlagSet) {
+	fs.BoolFunc("no-console", "do not serve the web console at /console/ on the admin listener", func(string) error {
+		f.off = true
+		return nil
+	})
+	fs.BoolVar(&f.writes, "console-writes", false, "let the web console create, change and delete nodes, through the same ACL checks as any client")
+	fs.Func("console-auth", "credentials the web console reads and writes with, `digest:user:password` (repeatable)", func(s string) error {
+		a, err := console.ParseAuth(s)
+		if err == nil {
+			f.auth = append(f.auth, a)
+		}
+		return err
+	})
+}
+
+// mountConsole serves srv's web console at /console/ on its admin listener.
+func mountConsole(a *admin.Admin, srv *server.Server, f consoleFlags) error {
+	if f.off {
+		return nil
+	}
+	c, err := console.New(console.FromServer(srv), console.Options{Writes: f.writes, Auth: f.auth})
+	if err != nil {
+		return err
+	}
+	a.Handle("/console/", http.StripPrefix("/console", c))
+	a.Handle("GET /console", http.RedirectHandler("/console/", http.StatusMovedPermanently))
+	return nil
+}

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkraft/zkraft/server/admin"
+	"github.com/zkraft/zkraft/server/console"
+	"github.com/zkraft/zkraft/server/servertest"
+)
+
+func TestConsoleFlags(t *testing.T) {
+	var stderr bytes.Buffer
+	st, err := configure([]string{"-admin-port", "0", "-console-writes", "-console-auth", "digest:ops:pw"}, &stderr)
+	require.NoError(t, err)
+	assert.Equal(t, consoleFlags{writes: true, auth: []console.Auth{{Scheme: "digest", Credential: "ops:pw"}}}, st.console)
+
+	st, err = configure([]string{"-no-console"}, &stderr)
+	require.NoError(t, err)
+	assert.True(t, st.console.off)
+
+	_, err = configure([]string{"-console-auth", "ip:127.0.0.1"}, &stderr)
+	assert.ErrorContains(t, err, "digest:user:password")
+}
+
+// The console is served at /console/ on the admin listener, unless
+// -no-console.
+func TestStartAdmin_Console(t *testing.T) {
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	srv := servertest.NewServer(t)
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for _, tc := range []struct {
+		con   consoleFlags
+		paths map[string]int
+	}{
+		{consoleFlags{}, map[string]int{"/console/": 200, "/console/api/cluster": 200, "/console": 301, "/commands/ruok": 200}},
+		{consoleFlags{off: true}, map[string]int{"/console/": 404, "/commands/ruok": 200}},
+	} {
+		a, err := startAdmin(srv.Server, admin.Config{Addr: "127.0.0.1:0"}, tc.con, logger)
+		require.NoError(t, err)
+		for p, want := range tc.paths {
+			resp, err := noRedirect.Get(a.URL() + p)
+			require.NoError(t, err)
+			resp.Body.Close()
+			assert.Equal(t, want, resp.StatusCode, "%s with %+v", p, tc.con)
+		}
+		// An open event stream does not hold Shutdown up.
+		resp, err := http.Get(a.URL() + "/console/api/events")
+		require.NoError(t, err)
+		if !tc.con.off {
+			assert.Equal(t, http.StatusOK, resp.StatusCode)
+		}
+		require.NoError(t, a.Shutdown(context.Background()))
+		resp.Body.Close()
+	}
+}
