@@ -7,8 +7,10 @@
 // kept out of the plain `go test ./...`:
 //
 //	apt-get install zookeeper zookeeper-bin python3-kazoo libcurator-recipes-java libcurator-framework-java
-//	go test -tags clients -run Clients -v ./integration
-//	ZKRAFT_REALZK=127.0.0.1:12181 go test -tags clients -run Clients -v ./integration
+//	go test -tags clients -timeout 60m -run Clients -v ./integration
+//	ZKRAFT_REALZK=127.0.0.1:12181 go test -tags clients -timeout 60m -run Clients -v ./integration
+//
+// (about 25 minutes: more than go test's default timeout)
 package integration
 
 import (
