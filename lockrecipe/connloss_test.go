@@ -36,6 +36,13 @@ func checkConnectionLossDuringCreate(t *testing.T, addr string) {
 		{"reply lost while another holds", dropReply, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.contended && raceEnabled {
+				// Its session reconnects with a watch set and requests going
+				// out at once, which trips go-zookeeper v1.0.4's own race on
+				// Conn.lastZxid (see dropped_test.go): seen once in a -race
+				// run of the whole suite.
+				t.Skip("go-zookeeper's lastZxid race: run without -race")
+			}
 			path, ctx := uniquePath(t), testContext(t)
 			observer := newSession(t, addr)
 			other := lockrecipe.NewMutex(observer.Conn, path)
