@@ -49,3 +49,18 @@ func TestMemSnapshotStore_KeepsTheLatestOpen(t *testing.T) {
 	var sink bufferSink
 	assert.ErrorIs(t, first.Persist(&sink), tree.ErrSnapshotClosed, "the replaced state was discarded")
 }
+
+// A kept snapshot's sink is closed twice (by Persist, then by Raft), and
+// counted once.
+func TestTimedSnapshots_CountsAKeptSnapshotOnce(t *testing.T) {
+	stats := new(Stats)
+	store := timedSnapshots{SnapshotStore: &memSnapshotStore{}, stats: stats}
+	snap, err := raftfsm.New(nil).Snapshot()
+	require.NoError(t, err)
+	sink, err := store.Create(raft.SnapshotVersionMax, 10, 1, raft.Configuration{}, 1, nil)
+	require.NoError(t, err)
+	require.NoError(t, snap.Persist(sink))
+	require.NoError(t, sink.Close())
+	snap.Release()
+	assert.Equal(t, int64(1), stats.Snapshots.Load())
+}

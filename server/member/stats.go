@@ -194,14 +194,16 @@ func (s timedKeeperSink) Keep(f raft.FSMSnapshot) { s.keeper.Keep(f) }
 
 type timedSink struct {
 	raft.SnapshotSink
-	stats *Stats
-	start time.Time
-	index uint64
+	stats  *Stats
+	start  time.Time
+	index  uint64
+	closed bool // a kept snapshot's sink is closed by Persist, then by Raft
 }
 
 func (s *timedSink) Close() error {
 	err := s.SnapshotSink.Close()
-	if err == nil {
+	if err == nil && !s.closed {
+		s.closed = true
 		s.stats.Snapshot.Add(time.Since(s.start).Milliseconds())
 		s.stats.Snapshots.Add(1)
 		s.stats.lastSnapAt.Store(time.Now().UnixNano())
