@@ -8,7 +8,10 @@
 // A Tree is a deterministic value: it reads no clock (time comes in through
 // Context), starts no goroutine and does no I/O except to the writers and
 // readers handed to its snapshot functions. It is not safe for concurrent
-// use; its owner (raftfsm) serialises writes and guards reads.
+// use; its owner (raftfsm) serialises writes and guards reads, and passes
+// that guard to Snapshot: an open snapshot reads the tree under its read
+// lock while the tree keeps, copy on write, the nodes it changes meanwhile
+// (view.go).
 //
 // Its layout is made for a million znodes and more: there is no index of
 // paths. A node holds neither its path nor its name; it is found from the
