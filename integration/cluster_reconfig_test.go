@@ -174,3 +174,32 @@ func hostPort(t *testing.T, addr string) string {
 	require.NoError(t, err)
 	return "127.0.0.1:" + port
 }
+
+// TestClusterReconfig_LeaderRemovedThenBack removes the leader and at once
+// adds it back, as go-zookeeper's own TestIntegration_Reconfig does: the
+// second reconfig finds the first done (ZooKeeper answers it), although the
+// member that now leads may not yet have brought Raft's configuration in
+// line when it arrives. It once got RECONFIGINPROGRESS (-14).
+func TestClusterReconfig_LeaderRemovedThenBack(t *testing.T) {
+	c := servertest.NewCluster(t, 3, servertest.WithConfig(func(cfg *server.Config) {
+		cfg.ReconfigEnabled, cfg.SuperDigest = true, superDigest
+		cfg.SyncLimit = 10000
+	}))
+	for round := range 3 {
+		l := c.Leader()
+		// On a follower, which the handover may make the leader.
+		admin := mustConnect(t, c.Addr((l+1+round%2)%3))
+		require.NoError(t, admin.AddAuth("digest", []byte("super:test")))
+		cfg, _, err := admin.Get("/zookeeper/config")
+		require.NoError(t, err)
+		id := c.Server(l).ServerID()
+		line := configLine(t, string(cfg), id)
+		_, err = admin.IncrementalReconfig(nil, []string{fmt.Sprint(id)}, -1)
+		require.NoError(t, err, "round %d: remove the leader", round)
+		_, err = admin.IncrementalReconfig([]string{line + ";" + hostPort(t, c.Addr(l))}, nil, -1)
+		require.NoError(t, err, "round %d: add it back at once", round)
+		_, err = c.WaitForLeader(t.Context())
+		require.NoError(t, err)
+		admin.Close()
+	}
+}

@@ -282,7 +282,14 @@ func (n *Node) ProposePrepared(data []byte, reqID uint64) { n.proposePrepared(da
 // its office over before it prepared the command answers that it does not
 // lead, having done nothing, and the command goes to the next one.
 func (n *Node) proposePrepared(data []byte, reqID uint64, tries int) {
-	local := func() { n.applyLocal(n.host.Prepare(data), reqID) }
+	local := func() {
+		// This member may have become the leader since the wait below,
+		// and not have brought Raft's configuration in line yet: a
+		// reconfig just applied that removed the last leader leaves the
+		// new one to do it.
+		n.awaitReconciled()
+		n.applyLocal(n.host.Prepare(data), reqID)
+	}
 	n.awaitReconciled() // may hand leadership over: then forward
 	if !n.cfg.Clustered() || n.IsLeader() {
 		local()
