@@ -19,9 +19,9 @@ import (
 //
 // A tree with open snapshots must be guarded by the lock passed to
 // Snapshot: the tree changes only under its write lock, WriteTo reads
-// under its read lock, taken for a few thousand nodes at a time and
-// released while the bytes are written, so that writes wait at most a
-// millisecond or so, and never for the writer.
+// under its read lock, taken for a thousand nodes at a time and released
+// while the bytes are written, so that writes wait a fraction of a
+// millisecond for it, and never for the sink it writes to.
 type Snapshot struct {
 	t     *Tree
 	guard *sync.RWMutex
@@ -36,10 +36,11 @@ type Snapshot struct {
 	// was: with the child table it had, which the tree no longer changes.
 	pre map[*node]*node
 
-	mu      sync.Mutex // guards writers, closing and ended
+	ended bool // under the guard: the tree keeps nothing more for it
+
+	mu      sync.Mutex // guards writers and closing
 	writers int        // WriteTo calls under way
 	closing bool       // Close was called: no new writer, and the last one ends it
-	ended   bool
 }
 
 // ephPlace is an ephemeral's place in its session's set, and that set's state.
