@@ -109,13 +109,18 @@ func benchCatchUp(b *testing.B, store string, parents, children int) {
 	want := cluster.Server(leader).FSM().LastZxid()
 	start := time.Now()
 	cluster.Restart(follower)
-	deadline := start.Add(5 * time.Minute)
-	for cluster.Server(follower).FSM().LastZxid() < want {
-		if time.Now().After(deadline) {
+	deadline := time.After(5 * time.Minute)
+	for {
+		applied := cluster.Server(follower).Changed() // before reading, so that no apply is missed
+		if cluster.Server(follower).FSM().LastZxid() >= want {
+			break
+		}
+		select {
+		case <-applied:
+		case <-deadline:
 			b.Fatalf("the restarted follower applied up to %#x in 5 minutes, the leader %#x",
 				cluster.Server(follower).FSM().LastZxid(), want)
 		}
-		time.Sleep(time.Millisecond) // polling the follower's applied zxid
 	}
 	catchUp := time.Since(start)
 	during := take()

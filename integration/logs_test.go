@@ -22,14 +22,29 @@ import (
 // jsonLog collects the JSON log lines of one or more servers, as the
 // binary writes them with -log-format json.
 type jsonLog struct {
-	mu  sync.Mutex // guards buf
-	buf bytes.Buffer
+	mu    sync.Mutex // guards buf and grown
+	buf   bytes.Buffer
+	grown chan struct{} // closed at the next Write; nil until someone waits
 }
 
 func (l *jsonLog) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.grown != nil {
+		close(l.grown)
+		l.grown = nil
+	}
 	return l.buf.Write(p)
+}
+
+// next returns a channel closed at the next Write.
+func (l *jsonLog) next() <-chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.grown == nil {
+		l.grown = make(chan struct{})
+	}
+	return l.grown
 }
 
 // logger returns a logger at level into l, its lines marked with the
@@ -88,15 +103,17 @@ func (l *jsonLog) matching(t testing.TB, msg string, want map[string]any) []map[
 // logged, and returns it.
 func (l *jsonLog) waitLine(t testing.TB, msg string, want map[string]any) map[string]any {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.After(10 * time.Second)
 	for {
+		grown := l.next() // before reading, so that no line is missed
 		if got := l.matching(t, msg, want); len(got) > 0 {
 			return got[0]
 		}
-		if time.Now().After(deadline) {
+		select {
+		case <-grown:
+		case <-deadline:
 			t.Fatalf("no %q line with %v in:\n%s", msg, want, l.String())
 		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
 

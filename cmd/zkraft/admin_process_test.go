@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"io"
 	"net/http"
-	"os"
-	"os/exec"
 	"regexp"
 	"strings"
 	"syscall"
@@ -19,12 +17,7 @@ import (
 // TestProcess_AdminListener starts the binary with the admin listener on a
 // port the OS picks and asks it what an operator's tools would.
 func TestProcess_AdminListener(t *testing.T) {
-	cmd := exec.Command(os.Args[0], "-port", "0", "-admin-address", "127.0.0.1", "-admin-port", "0")
-	cmd.Env = append(os.Environ(), "ZKRAFT_RUN_MAIN=1")
-	stderr, err := cmd.StderrPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	cmd, stderr := startZkraft(t, "-port", "0", "-admin-address", "127.0.0.1", "-admin-port", "0")
 	url := "http://" + waitForLog(t, stderr, regexp.MustCompile(`admin listener serving" addr=(\S+)`))
 
 	client := &http.Client{Timeout: 5 * time.Second}
@@ -45,14 +38,7 @@ func TestProcess_AdminListener(t *testing.T) {
 		assert.Contains(t, strings.ReplaceAll(string(body), " ", ""), strings.ReplaceAll(want, " ", ""), path)
 	}
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		assert.NoError(t, err, "exit status 0 after SIGTERM")
-	case <-time.After(10 * time.Second):
-		t.Fatal("zkraft did not stop within 10s of SIGTERM")
-	}
+	waitExit(t, cmd, 10*time.Second, "zkraft")
 }
 
 // waitForLog returns the first submatch of re in the log r, and keeps

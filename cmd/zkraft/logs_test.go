@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
-	"os/exec"
 	"syscall"
 	"testing"
 	"time"
@@ -69,12 +67,7 @@ func nextLine(t *testing.T, lines <-chan map[string]any, seen *[]map[string]any,
 // logs is JSON, and a session's life and a refused request show with
 // their keys.
 func TestProcess_JSONLogs(t *testing.T) {
-	cmd := exec.Command(os.Args[0], "-port", "0", "-log-format", "json", "-4lw", "ruok")
-	cmd.Env = append(os.Environ(), "ZKRAFT_RUN_MAIN=1")
-	stderr, err := cmd.StderrPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	cmd, stderr := startZkraft(t, "-port", "0", "-log-format", "json", "-4lw", "ruok")
 	lines := jsonLines(stderr)
 	var seen []map[string]any
 
@@ -115,7 +108,7 @@ func TestProcess_JSONLogs(t *testing.T) {
 	for m := range lines {
 		seen = append(seen, m)
 	}
-	require.NoError(t, cmd.Wait())
+	waitExit(t, cmd, 10*time.Second, "zkraft")
 	for _, m := range seen {
 		assert.NotContains(t, m, "not_json", "every log line is JSON")
 		assert.Equal(t, "INFO", m["level"], "a standalone server's life at Info, Raft's start included: %v", m)

@@ -32,13 +32,7 @@ func TestMain(m *testing.M) {
 }
 
 func TestProcess_ServesThenStopsOnSIGTERM(t *testing.T) {
-	cmd := exec.Command(os.Args[0], "-port", "0", "-4lw", "ruok")
-	cmd.Env = append(os.Environ(), "ZKRAFT_RUN_MAIN=1")
-	stderr, err := cmd.StderrPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
-
+	cmd, stderr := startZkraft(t, "-port", "0", "-4lw", "ruok")
 	addr := waitForAddr(t, stderr)
 	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
 	require.NoError(t, err)
@@ -50,13 +44,33 @@ func TestProcess_ServesThenStopsOnSIGTERM(t *testing.T) {
 	assert.Equal(t, "imok", string(reply))
 
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	waitExit(t, cmd, 10*time.Second, "zkraft")
+}
+
+// startZkraft runs this test binary as zkraft (TestMain) with args, stopped
+// when the test ends, and returns it with its log.
+func startZkraft(t *testing.T, args ...string) (*exec.Cmd, io.Reader) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "ZKRAFT_RUN_MAIN=1")
+	stderr, err := cmd.StderrPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	return cmd, stderr
+}
+
+// waitExit waits at most d for a process told to stop, which must exit
+// with status 0.
+func waitExit(t *testing.T, cmd *exec.Cmd, d time.Duration, what string) {
+	t.Helper()
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	select {
 	case err := <-done:
-		assert.NoError(t, err, "exit status 0 after SIGTERM")
-	case <-time.After(10 * time.Second):
-		t.Fatal("zkraft did not stop within 10s of SIGTERM")
+		assert.NoError(t, err, "%s exits with status 0", what)
+	case <-time.After(d):
+		t.Fatalf("%s did not stop within %v", what, d)
 	}
 }
 
@@ -132,12 +146,7 @@ func TestProcess_ThreeProcessCluster(t *testing.T) {
 		require.NoError(t, os.WriteFile(cfg, fmt.Appendf(nil,
 			"tickTime=500\nclientPort=%d\nclientPortAddress=127.0.0.1\ndataDir=%s\n%s",
 			ports[i], dir, members.String()), 0o644))
-		cmd := exec.Command(os.Args[0], "-config", cfg)
-		cmd.Env = append(os.Environ(), "ZKRAFT_RUN_MAIN=1")
-		stderr, err := cmd.StderrPipe()
-		require.NoError(t, err)
-		require.NoError(t, cmd.Start())
-		t.Cleanup(func() { _ = cmd.Process.Kill() })
+		cmd, stderr := startZkraft(t, "-config", cfg)
 		cmds, stderrs = append(cmds, cmd), append(stderrs, stderr)
 	}
 	var addrs []string
@@ -163,14 +172,7 @@ func TestProcess_ThreeProcessCluster(t *testing.T) {
 		require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 	}
 	for i, cmd := range cmds {
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case err := <-done:
-			assert.NoError(t, err, "member %d exits with status 0 after SIGTERM", i+1)
-		case <-time.After(20 * time.Second):
-			t.Fatalf("member %d did not stop within 20s of SIGTERM", i+1)
-		}
+		waitExit(t, cmd, 20*time.Second, fmt.Sprintf("member %d", i+1))
 	}
 }
 
@@ -193,12 +195,7 @@ func freePorts(t *testing.T, n int) []int {
 // lives on (its deadline runs on elapsed time).
 func TestProcess_ClockOffsetFile(t *testing.T) {
 	stepFile := filepath.Join(t.TempDir(), "offset")
-	cmd := exec.Command(os.Args[0], "-port", "0", "-clock-offset-file", stepFile)
-	cmd.Env = append(os.Environ(), "ZKRAFT_RUN_MAIN=1")
-	stderr, err := cmd.StderrPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	cmd, stderr := startZkraft(t, "-port", "0", "-clock-offset-file", stepFile)
 	conn, _, err := zk.Connect([]string{waitForAddr(t, stderr)}, 10*time.Second, zk.WithLogInfo(false))
 	require.NoError(t, err)
 	t.Cleanup(conn.Close)

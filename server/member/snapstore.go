@@ -82,9 +82,10 @@ func (m *memSnapshotStore) Open(id string) (*raft.SnapshotMeta, io.ReadCloser, e
 
 // memSink collects a snapshot: bytes (one received from a leader) or a kept state.
 type memSink struct {
-	store *memSnapshotStore
-	snap  *memSnapshot
-	buf   bytes.Buffer
+	store  *memSnapshotStore
+	snap   *memSnapshot
+	buf    bytes.Buffer
+	closed bool // Persist closes a sink, and Raft closes it again: once counts
 }
 
 var _ raftfsm.Keeper = (*memSink)(nil)
@@ -95,6 +96,10 @@ func (s *memSink) Cancel() error               { return nil }
 func (s *memSink) Keep(f raft.FSMSnapshot)     { s.snap.kept = f }
 
 func (s *memSink) Close() error {
+	if s.closed {
+		return nil
+	}
+	s.closed = true
 	if s.snap.kept == nil {
 		s.snap.data = s.buf.Bytes()
 		s.snap.meta.Size = int64(len(s.snap.data))
@@ -103,8 +108,7 @@ func (s *memSink) Close() error {
 	old := s.store.latest
 	s.store.latest = s.snap
 	s.store.mu.Unlock()
-	// Persist closes a sink it keeps a state in, and Raft closes it again.
-	if old != nil && old != s.snap && old.kept != nil {
+	if old != nil && old.kept != nil {
 		raftfsm.Discard(old.kept)
 	}
 	return nil

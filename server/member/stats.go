@@ -197,7 +197,7 @@ type timedSink struct {
 	stats  *Stats
 	start  time.Time
 	index  uint64
-	closed bool // a kept snapshot's sink is closed by Persist, then by Raft
+	closed bool // Persist closes a sink, and Raft closes it again: once counts
 }
 
 func (s *timedSink) Close() error {
