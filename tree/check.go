@@ -15,23 +15,35 @@ import (
 func (t *Tree) Check() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	if t.root == nil {
+	if !t.nodes.valid(t.root) {
 		return errors.New("no root")
 	}
 	var size int64
 	count, reapable, ephemerals := 0, 0, 0
 	aclRefs := make([]int, len(t.acls.refs))
 	aclRefs[openACL] = 1 // held for good
+	live := make([]int, len(t.arena.chunks))
+	withKids := 0
 	t.walk(func(p string, n *node) {
 		count++
+		if n.data.chunk != 0 {
+			if int(n.data.chunk) < len(live) {
+				live[n.data.chunk] += dataHeader + int(n.dataLen)
+			} else {
+				bad("%s: data in chunk %d of %d", p, n.data.chunk, len(live))
+			}
+		}
+		if n.kids != 0 {
+			withKids++
+		}
 		if int(n.acl) >= len(aclRefs) || t.acls.lists[n.acl] == nil {
 			bad("%s: ACL index %d holds no list", p, n.acl)
 		} else {
 			aclRefs[n.acl]++
 		}
 		size += int64(len(p) + int(n.dataLen))
-		if n.kids != nil {
-			checkKids(p, n.kids, bad)
+		if k := t.kidsOf(n); k != nil {
+			t.checkKids(p, k, bad)
 		}
 		switch n.kind {
 		case KindEphemeral:
@@ -39,7 +51,7 @@ func (t *Tree) Check() error {
 			if set := t.ephemerals[n.owner()]; set == nil || !set.has(p) {
 				bad("%s: ephemeral not indexed under session %#x", p, n.owner())
 			}
-			if n.numChildren() > 0 {
+			if t.numChildren(n) > 0 {
 				bad("%s: ephemeral has children", p)
 			}
 		case KindContainer, KindTTL:
@@ -54,6 +66,17 @@ func (t *Tree) Check() error {
 	}
 	if !slices.Equal(aclRefs, t.acls.refs) {
 		bad("ACL lists referred to %v times, counted %v", t.acls.refs, aclRefs)
+	}
+	for c, ch := range t.arena.chunks {
+		if ch.live != live[c] {
+			bad("data chunk %d counts %d live bytes, nodes hold %d", c, ch.live, live[c])
+		}
+	}
+	if used := int(t.nodes.next) - 1 - len(t.nodes.free); t.undo == nil && t.nodes.next > 0 && used != count {
+		bad("node table holds %d nodes, the tree %d", used, count)
+	}
+	if sets := len(t.kidsTab.sets) - 1 - len(t.kidsTab.free); len(t.kidsTab.sets) > 0 && sets != withKids {
+		bad("kids table holds %d sets, nodes refer to %d", sets, withKids)
 	}
 	if size != t.dataSize {
 		bad("data size %d, counted %d", t.dataSize, size)
@@ -70,17 +93,17 @@ func (t *Tree) Check() error {
 // checkKids checks the child set of the node at p: each child is there,
 // found by its name, holds its name's Java hash, and was created no later
 // than the parent's pzxid; the set counts its children.
-func checkKids(p string, k *kids, bad func(string, ...any)) {
+func (t *Tree) checkKids(p string, k *kids, bad func(string, ...any)) {
 	count := 0
 	for name, child := range k.set.all {
 		count++
 		switch {
-		case child == nil:
+		case !t.nodes.valid(child):
 			bad("%s: lists missing child %q", p, name)
 		case k.set.get(name) != child:
 			bad("%s: child %q not found by its name", p, name)
-		case child.czxid > k.pzxid:
-			bad("%s: pzxid %#x below child %s czxid %#x", p, k.pzxid, name, child.czxid)
+		case t.nodes.at(child).czxid > k.pzxid:
+			bad("%s: pzxid %#x below child %s czxid %#x", p, k.pzxid, name, t.nodes.at(child).czxid)
 		}
 	}
 	if want := checkCounts(&k.set); want != k.set.counts {
@@ -93,7 +116,7 @@ func checkKids(p string, k *kids, bad func(string, ...any)) {
 
 // checkCounts returns the counts of names in Java's bins that set should
 // hold.
-func checkCounts[E setEntry[E]](set *javaSet[E]) [32]uint8 {
+func checkCounts[E comparable](set *javaSet[E]) [32]uint8 {
 	var want [32]uint8
 	if set.bits < 6 {
 		for name := range set.all {
@@ -104,21 +127,22 @@ func checkCounts[E setEntry[E]](set *javaSet[E]) [32]uint8 {
 }
 
 // walk calls fn for every node, parents before their children, with its
-// path. A child listed as nil is skipped.
+// path. A child listed as no node is skipped.
 func (t *Tree) walk(fn func(path string, n *node)) {
 	var visit func(p string, n *node)
 	visit = func(p string, n *node) {
 		fn(p, n)
-		if n.kids == nil {
+		k := t.kidsOf(n)
+		if k == nil {
 			return
 		}
-		for name, child := range n.kids.set.all {
-			if child != nil {
-				visit(joinPath(p, name), child)
+		for name, child := range k.set.all {
+			if t.nodes.valid(child) {
+				visit(joinPath(p, name), t.nodes.at(child))
 			}
 		}
 	}
-	visit("/", t.root)
+	visit("/", t.nodes.at(t.root))
 }
 
 // Owners returns the sessions that own ephemeral nodes.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -100,14 +101,14 @@ func TestTree_SequentialCounterWraps(t *testing.T) {
 	tr := newTestTree(t)
 	mustCreateNode(t, tr, 1, "/p", 0)
 	p := tr.lookup("/p")
-	p.parentKids().creates = math.MaxInt32 - 1
+	tr.parentKids(p).creates = math.MaxInt32 - 1
 
 	assert.Equal(t, "/p/s2147483646", mustCreateNode(t, tr, 2, "/p/s", wire.FlagPersistentSequential))
 	assert.Equal(t, "/p/s2147483647", mustCreateNode(t, tr, 3, "/p/s", wire.FlagPersistentSequential))
 	assert.Equal(t, "/p/s-2147483648", mustCreateNode(t, tr, 4, "/p/s", wire.FlagPersistentSequential), "int32 wrap, as documented")
 	assert.Equal(t, "/p/s-2147483647", mustCreateNode(t, tr, 5, "/p/s", wire.FlagPersistentSequential))
 
-	p.kids.creates = -1
+	tr.kidsOf(p).creates = -1
 	assert.Equal(t, "/p/s-000000001", mustCreateNode(t, tr, 6, "/p/s", wire.FlagPersistentSequential))
 	assert.Equal(t, "/p/s0000000000", mustCreateNode(t, tr, 7, "/p/s", wire.FlagPersistentSequential))
 }
@@ -128,12 +129,14 @@ func TestNode_VisibleCversion(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			n := &node{}
-			n.parentKids().creates = tc.creates
+			tr := New()
+			_, n := tr.nodes.alloc()
+			tr.parentKids(n).creates = tc.creates
 			for i := range tc.children {
-				n.kids.set.add(fmt.Sprint(i), &node{})
+				id, _ := tr.nodes.alloc()
+				tr.kidsOf(n).set.add(fmt.Sprint(i), id)
 			}
-			st := n.stat()
+			st := tr.stat(n)
 			assert.Equal(t, tc.want, st.Cversion)
 			assert.Equal(t, int32(tc.children), st.NumChildren)
 		})
@@ -141,11 +144,12 @@ func TestNode_VisibleCversion(t *testing.T) {
 }
 
 func TestNode_StatHidesNonEphemeralOwner(t *testing.T) {
+	tr := New()
 	for _, k := range []Kind{KindPersistent, KindContainer, KindTTL} {
 		n := &node{kind: k, ownerTTL: 99}
-		assert.Zero(t, n.stat().EphemeralOwner, "kind %d", k)
+		assert.Zero(t, tr.stat(n).EphemeralOwner, "kind %d", k)
 	}
-	assert.Equal(t, int64(99), (&node{kind: KindEphemeral, ownerTTL: 99}).stat().EphemeralOwner)
+	assert.Equal(t, int64(99), tr.stat(&node{kind: KindEphemeral, ownerTTL: 99}).EphemeralOwner)
 }
 
 // TestTree_CreateNodeExistsBeforeEphemeralParent checks the order of two
@@ -155,11 +159,16 @@ func TestTree_CreateNodeExistsBeforeEphemeralParent(t *testing.T) {
 	tr := newTestTree(t)
 	mustCreateNode(t, tr, 1, "/e", wire.FlagEphemeral)
 	e := tr.lookup("/e")
-	tr.link(e, "x", &node{dataPtr: unsafe.SliceData([]byte{})})
+	x, xn := tr.nodes.alloc()
+	xn.data = emptyData
+	tr.link(e, "x", x)
 	tr.count++
 	tr.dataSize += int64(len("/e/x"))
 	t.Cleanup(func() {
-		e.kids.set.remove("x")
+		tr.kidsOf(e).set.remove("x")
+		tr.kidsTab.release(e.kids)
+		e.kids = 0
+		tr.nodes.release(x)
 		tr.count--
 		tr.dataSize -= int64(len("/e/x"))
 	})
@@ -175,24 +184,31 @@ func TestTree_CheckReportsViolations(t *testing.T) {
 		name    string
 		corrupt func(tr *Tree)
 	}{
-		{name: "missing parent link", corrupt: func(tr *Tree) { tr.lookup("/p").kids.set.remove("c") }},
+		{name: "missing parent link", corrupt: func(tr *Tree) { tr.kidsOf(tr.lookup("/p")).set.remove("c") }},
 		{name: "dangling child", corrupt: func(tr *Tree) {
-			k := tr.lookup("/p").kids
+			k := tr.kidsOf(tr.lookup("/p"))
 			i, _ := k.set.lookup("c")
-			k.set.slots[i].e = nil
+			k.set.slots[i].e = 0
 		}},
-		{name: "child count", corrupt: func(tr *Tree) { tr.lookup("/p").kids.set.n++ }},
-		{name: "bin counts", corrupt: func(tr *Tree) { tr.lookup("/p").kids.set.counts[0]++ }},
-		{name: "pzxid below child czxid", corrupt: func(tr *Tree) { tr.lookup("/p").kids.pzxid = 0 }},
+		{name: "child count", corrupt: func(tr *Tree) { tr.kidsOf(tr.lookup("/p")).set.n++ }},
+		{name: "bin counts", corrupt: func(tr *Tree) { tr.kidsOf(tr.lookup("/p")).set.counts[0]++ }},
+		{name: "pzxid below child czxid", corrupt: func(tr *Tree) { tr.kidsOf(tr.lookup("/p")).pzxid = 0 }},
+		{name: "data chunk count", corrupt: func(tr *Tree) {
+			_, err := tr.SetData(newTestCtx(4), "/p", []byte("x"), -1)
+			require.Equal(t, wire.CodeOK, err)
+			tr.arena.chunks[tr.lookup("/p").data.chunk].live++
+		}},
+		{name: "node table", corrupt: func(tr *Tree) { tr.nodes.alloc() }},
 		{name: "data size", corrupt: func(tr *Tree) { tr.dataSize++ }},
 		{name: "ephemeral not indexed", corrupt: func(tr *Tree) { delete(tr.ephemerals, 7) }},
 		{name: "ephemeral with child", corrupt: func(tr *Tree) {
-			tr.link(tr.lookup("/e"), "x", &node{})
+			id, _ := tr.nodes.alloc()
+			tr.link(tr.lookup("/e"), "x", id)
 			tr.count++
 			tr.dataSize += int64(len("/e/x"))
 		}},
 		{name: "reapable index", corrupt: func(tr *Tree) { tr.reapable["/p"] = struct{}{} }},
-		{name: "no root", corrupt: func(tr *Tree) { tr.root = nil }},
+		{name: "no root", corrupt: func(tr *Tree) { tr.root = 0 }},
 		{name: "ACL references", corrupt: func(tr *Tree) { tr.acls.refs[openACL]++ }},
 	}
 	for _, tc := range tests {
@@ -267,7 +283,7 @@ func encodeSnapshot(t testing.TB, records []pathRecord) []byte {
 }
 
 func TestRestore_RejectsInconsistentSnapshot(t *testing.T) {
-	root := pathRecord{path: "/", r: record{n: node{dataPtr: unsafe.SliceData([]byte{}), acl: openACL}}}
+	root := pathRecord{path: "/", r: record{data: []byte{}, n: node{acl: openACL}}}
 	leaf := func(p string) pathRecord { return pathRecord{path: p, r: record{n: node{acl: openACL}}} }
 	tests := []struct {
 		name    string
@@ -357,8 +373,30 @@ func TestTree_ACLsInternedAndReleased(t *testing.T) {
 	assert.Nil(t, tr.lookup("/c"))
 }
 
-// TestNode_FitsItsSizeClass guards the layout: a node of more than 80
-// bytes would cost 96 (Go's next size class) for every znode.
-func TestNode_FitsItsSizeClass(t *testing.T) {
-	assert.LessOrEqual(t, unsafe.Sizeof(node{}), uintptr(80))
+// TestNode_Layout guards the layout: nodes are 72 bytes, and neither a
+// node nor a child table's slot holds a pointer, so the collector need not
+// scan them.
+func TestNode_Layout(t *testing.T) {
+	assert.LessOrEqual(t, unsafe.Sizeof(node{}), uintptr(72))
+	assert.Equal(t, uintptr(20), unsafe.Sizeof(slot[nodeID]{}))
+	for _, typ := range []reflect.Type{reflect.TypeFor[node](), reflect.TypeFor[slot[nodeID]](), reflect.TypeFor[slot[member]]()} {
+		assert.False(t, hasPointers(typ), "%v holds a pointer", typ)
+	}
+}
+
+func hasPointers(typ reflect.Type) bool {
+	switch typ.Kind() {
+	case reflect.Pointer, reflect.Slice, reflect.String, reflect.Map, reflect.Chan, reflect.Func,
+		reflect.Interface, reflect.UnsafePointer:
+		return true
+	case reflect.Struct:
+		for i := range typ.NumField() {
+			if hasPointers(typ.Field(i).Type) {
+				return true
+			}
+		}
+	case reflect.Array:
+		return typ.Len() > 0 && hasPointers(typ.Elem())
+	}
+	return false
 }

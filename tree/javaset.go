@@ -44,18 +44,23 @@ func javaBin(h int32, bits uint8) int {
 // more, are not modelled.) Go's maps iterate at random; ZooKeeper's clients
 // see this order, and tests written against ZooKeeper often rely on it.
 //
-// Each name maps to an entry that carries its place: its insertion
-// sequence (its Java hash is computed from the name where needed). A
-// node's children are its child nodes, which hold their own places; a
-// session's ephemerals are members. Names are found through a table of the
-// set's own (slots.go), not by Java's bins: Java's hash is easily made to
-// collide.
-type javaSet[E setEntry[E]] struct {
-	// slots is an open-addressing table of the names and their entries,
-	// by a seeded hash of the name (nameHash, see home), probed linearly.
-	// It grows by half past seven eighths full, and is nil when the set
-	// is empty.
+// Each name has its place, its insertion sequence (its Java hash is
+// computed from the name where needed), and maps to an entry: a node's
+// children to their nodes, a session's ephemerals to nothing. Names are
+// found through a table of the set's own (slots.go), not by Java's bins:
+// Java's hash is easily made to collide.
+type javaSet[E comparable] struct {
+	// slots is an open-addressing table of the names, their places and
+	// their entries, by a seeded hash of the name (nameHash, see home),
+	// probed linearly. It grows by half past seven eighths full, and is
+	// nil when the set is empty.
 	slots []slot[E]
+	// names holds the names' bytes, which slots point into; bytes are
+	// only ever appended (or copied to a new array), never overwritten,
+	// so the strings handed out stay valid. dead counts the bytes of
+	// removed names.
+	names []byte
+	dead  int
 	n     int // names in slots
 	next  uint32
 	bits  uint8 // log2 of Java's table size; 0 before the first add
@@ -68,15 +73,6 @@ type javaSet[E setEntry[E]] struct {
 	// read lock, so it is atomic; concurrent fills store equal lists. A
 	// javaSet is never copied while in use.
 	order atomic.Pointer[orderCache] // nil when dropped
-}
-
-// setEntry is what a javaSet maps a name to: something that knows its
-// place in the set (its insertion sequence), and that placed returns
-// carrying a new place (a copy for a value, the same entry for a pointer).
-type setEntry[E any] interface {
-	comparable
-	place() (seq uint32)
-	placed(seq uint32) E
 }
 
 // orderCache is a javaSet's iteration order. The slice is immutable once
@@ -105,14 +101,8 @@ func (k orderKey) cmp(o orderKey) int {
 // often drops its order instead, to sort it again when next listed.
 const maxIncremental = 1024
 
-// member is a name's place in a set of names alone (a session's
-// ephemerals): its insertion sequence.
-type member struct {
-	seq uint32
-}
-
-func (m member) place() uint32          { return m.seq }
-func (member) placed(seq uint32) member { return member{seq: seq} }
+// member is the entry of a set of names alone (a session's ephemerals).
+type member = struct{}
 
 const (
 	childrenInitBits   = 3 // DataNode's children: new HashSet<>(8)
@@ -152,7 +142,7 @@ func (s *javaSet[E]) put(name string, e E, seq uint32) {
 	}
 	bits := s.bits
 	hash := JavaHash(name)
-	s.store(name, e.placed(seq))
+	s.store(name, e, seq)
 	if s.bits < 6 {
 		bin := javaBin(hash, s.bits)
 		if s.counts[bin]++; s.counts[bin] > 8 {
@@ -176,7 +166,7 @@ func (s *javaSet[E]) put(name string, e E, seq uint32) {
 
 // cmpKey orders a member's name against a place in the order.
 func (s *javaSet[E]) cmpKey(name string, k orderKey) int {
-	return orderKey{bin: javaBin(JavaHash(name), s.bits), seq: s.get(name).place()}.cmp(k)
+	return orderKey{bin: javaBin(JavaHash(name), s.bits), seq: s.seqOf(name)}.cmp(k)
 }
 
 // recount counts the names in each of Java's bins anew, after the table
@@ -216,7 +206,7 @@ func (s *javaSet[E]) restoreMember(name string, e E, seq uint32) bool {
 		}
 		s.slots = newSlots[E](size)
 	}
-	s.store(name, e.placed(seq))
+	s.store(name, e, seq)
 	if s.bits < 6 {
 		s.counts[javaBin(JavaHash(name), s.bits)]++
 	}
@@ -227,12 +217,18 @@ func (s *javaSet[E]) restoreMember(name string, e E, seq uint32) bool {
 // order, which is never changed in place, is shared).
 func (s *javaSet[E]) cloneInto(c *javaSet[E]) {
 	c.slots = slices.Clone(s.slots)
+	c.names, c.dead = s.names, s.dead // appended to only past what c reads
 	c.n, c.next, c.bits, c.init, c.counts = s.n, s.next, s.bits, s.init, s.counts
 	c.order.Store(s.order.Load())
 }
 
 // seqOf returns a member's insertion sequence.
-func (s *javaSet[E]) seqOf(name string) uint32 { return s.get(name).place() }
+func (s *javaSet[E]) seqOf(name string) uint32 {
+	if i, ok := s.lookup(name); ok {
+		return s.slots[i].seq
+	}
+	return 0
+}
 
 // remove takes name out of the set. An emptied set lets its table go; its
 // Java table size and sequence stay, as Java's do.
@@ -241,7 +237,7 @@ func (s *javaSet[E]) remove(name string) {
 	if !ok {
 		return
 	}
-	seq, hash := s.slots[slot].e.place(), JavaHash(name)
+	seq, hash := s.slots[slot].seq, JavaHash(name)
 	c := s.order.Load()
 	i, found := -1, false
 	if c != nil && len(c.names) <= maxIncremental {
@@ -325,9 +321,14 @@ func maxBinCount(items []binned, bits uint8) int {
 
 func (s *javaSet[E]) binned(bits uint8) []binned {
 	items := make([]binned, 0, s.n)
-	for name, e := range s.all {
+	for i := range s.slots {
+		sl := &s.slots[i]
+		if sl.size == 0 {
+			continue
+		}
+		name := s.key(sl)
 		hash := JavaHash(name)
-		items = append(items, binned{name: name, bin: javaBin(hash, bits), seq: e.place(), hash: hash})
+		items = append(items, binned{name: name, bin: javaBin(hash, bits), seq: sl.seq, hash: hash})
 	}
 	slices.SortFunc(items, func(a, b binned) int {
 		return orderKey{a.bin, a.seq}.cmp(orderKey{b.bin, b.seq})

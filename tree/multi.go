@@ -10,19 +10,22 @@ import "github.com/zkraft/zkraft/wire"
 // a plain create, create2 (with Stat) for a container or TTL create.
 func (t *Tree) Multi(c *Context, ops []wire.MultiOp) []wire.MultiResult {
 	t.undo = make([]func(), 0, 2*len(ops))
-	defer func() { t.undo = nil }()
+	defer func() { t.undo, t.held = nil, t.held[:0] }()
 	mark := len(c.Triggers)
 	results := make([]wire.MultiResult, len(ops))
 	for i, op := range ops {
 		res, code := t.multiOp(c, op)
 		if code != wire.CodeOK {
 			for j := len(t.undo) - 1; j >= 0; j-- {
-				t.undo[j]()
+				t.undo[j]() // puts back the nodes held
 			}
 			c.Triggers = c.Triggers[:mark]
 			return failedMulti(len(ops), i, code)
 		}
 		results[i] = res
+	}
+	for _, id := range t.held {
+		t.releaseNode(id, t.nodes.at(id))
 	}
 	return results
 }

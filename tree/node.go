@@ -2,7 +2,6 @@ package tree
 
 import (
 	"strconv"
-	"unsafe"
 
 	"github.com/zkraft/zkraft/wire"
 )
@@ -22,37 +21,29 @@ const (
 // MaxTTL is the largest TTL, in milliseconds, a TTL node may have.
 const MaxTTL = 0x000000FFFFFFFFFF
 
-// node is one znode. Its data is never modified in place (setData
-// replaces it), so snapshots may share it. A node does not hold its name
-// or path: its parent's child set maps the name to it.
-//
-// Its fields fill 77 bytes, which the allocator rounds to 80: a field more
-// would cost 16 bytes a node. So the data is held as a pointer and a
-// length (see data), not as a slice with its capacity.
+// node is one znode. It holds no pointer: nodes live in their tree's node
+// table (store.go), found by a nodeID; the data in its tree's data arena
+// (dataRef); the child set, for a node that has had a child, in its
+// tree's table of child sets (kids is its index there). So the garbage
+// collector finds a million znodes in a few hundred objects that it need
+// not scan. A node does not hold its name or path: its parent's child set
+// maps the name to it.
 type node struct {
-	dataPtr *byte
-	kids    *kids // nil while the node has never had a child
-	czxid   int64
-	mzxid   int64
-	ctime   int64
-	mtime   int64
+	czxid int64
+	mzxid int64
+	ctime int64
+	mtime int64
 	// ownerTTL is the owning session of an ephemeral, the TTL (ms) of a
 	// TTL node, and 0 for other kinds (see owner and ttl).
 	ownerTTL int64
+	data     dataRef // where the data is (see Tree.dataOf)
 	dataLen  uint32
+	kids     uint32 // the index of its child set in its tree's kids table; 0 if it never had a child
 	acl      uint32 // the index of the node's ACL list in its tree's aclTable
-	seq      uint32 // the node's place in its parent's child set
 	version  int32
 	aversion int32
 	kind     Kind
 }
-
-// data returns the node's data, nil or not as it was set. Callers must not
-// modify it.
-func (n *node) data() []byte { return unsafe.Slice(n.dataPtr, n.dataLen) }
-
-// setData makes b the node's data.
-func (n *node) setData(b []byte) { n.dataPtr, n.dataLen = unsafe.SliceData(b), uint32(len(b)) }
 
 // owner returns the owning session of an ephemeral node, and 0 for others.
 func (n *node) owner() int64 {
@@ -74,7 +65,7 @@ func (n *node) ttl() int64 {
 // the pzxid (a node that never had a child has its czxid as pzxid) and
 // ZooKeeper's stored cversion.
 type kids struct {
-	set   javaSet[*node] // child names, iterated in ZooKeeper's (Java's HashSet) order
+	set   javaSet[nodeID] // child names, iterated in ZooKeeper's (Java's HashSet) order
 	pzxid int64
 	// creates is ZooKeeper's stored cversion: it counts child creations
 	// only. Sequential suffixes come from it; clients see 2*creates -
@@ -82,66 +73,85 @@ type kids struct {
 	creates int32
 }
 
-func (n *node) place() uint32 { return n.seq }
-
-func (n *node) placed(seq uint32) *node {
-	n.seq = seq
-	return n
+// len returns how many children k lists; 0 for nil.
+func (k *kids) len() int {
+	if k == nil {
+		return 0
+	}
+	return k.set.len()
 }
 
-// child returns the child called name, or nil.
-func (n *node) child(name string) *node {
-	if n.kids == nil {
+// kidsOf returns n's child set, or nil if it never had a child.
+func (t *Tree) kidsOf(n *node) *kids {
+	if n.kids == 0 {
 		return nil
 	}
-	return n.kids.set.get(name)
+	return t.kidsTab.sets[n.kids]
 }
 
-// numChildren returns how many children the node has.
-func (n *node) numChildren() int {
-	if n.kids == nil {
-		return 0
+// child returns the child of n called name, or 0 and nil.
+func (t *Tree) child(n *node, name string) (nodeID, *node) {
+	k := t.kidsOf(n)
+	if k == nil {
+		return 0, nil
 	}
-	return n.kids.set.len()
-}
-
-func (n *node) pzxid() int64 {
-	if n.kids == nil {
-		return n.czxid
+	id := k.set.get(name)
+	if id == 0 {
+		return 0, nil
 	}
-	return n.kids.pzxid
+	return id, t.nodes.at(id)
 }
 
-func (n *node) childCreates() int32 {
-	if n.kids == nil {
-		return 0
+// childID returns the id of the child of n called name, or 0.
+func (t *Tree) childID(n *node, name string) nodeID {
+	id, _ := t.child(n, name)
+	return id
+}
+
+// numChildren returns how many children n has.
+func (t *Tree) numChildren(n *node) int { return t.kidsOf(n).len() }
+
+func (t *Tree) pzxid(n *node) int64 {
+	if k := t.kidsOf(n); k != nil {
+		return k.pzxid
 	}
-	return n.kids.creates
+	return n.czxid
 }
 
-// parentKids returns the node's kids, making them on its first child.
-func (n *node) parentKids() *kids {
-	if n.kids == nil {
-		n.kids = &kids{set: javaSet[*node]{init: childrenInitBits}, pzxid: n.czxid}
+func (t *Tree) childCreates(n *node) int32 {
+	if k := t.kidsOf(n); k != nil {
+		return k.creates
 	}
-	return n.kids
+	return 0
 }
 
-// stat returns the node's Stat as clients see it.
-func (n *node) stat() wire.Stat {
-	nc := int32(n.numChildren())
+// parentKids returns n's kids, making them on its first child.
+func (t *Tree) parentKids(n *node) *kids {
+	if n.kids == 0 {
+		n.kids = t.kidsTab.add(&kids{set: javaSet[nodeID]{init: childrenInitBits}, pzxid: n.czxid})
+	}
+	return t.kidsTab.sets[n.kids]
+}
+
+// stat returns n's Stat as clients see it.
+func (t *Tree) stat(n *node) wire.Stat {
+	k := t.kidsOf(n)
+	nc, creates, pzxid := int32(k.len()), int32(0), n.czxid
+	if k != nil {
+		creates, pzxid = k.creates, k.pzxid
+	}
 	return wire.Stat{
 		Czxid:          n.czxid,
 		Mzxid:          n.mzxid,
 		Ctime:          n.ctime,
 		Mtime:          n.mtime,
 		Version:        n.version,
-		Cversion:       2*n.childCreates() - nc,
+		Cversion:       2*creates - nc,
 		Aversion:       n.aversion,
 		EphemeralOwner: n.owner(),
 		DataLength:     int32(n.dataLen),
 		NumChildren:    nc,
-		Pzxid:          n.pzxid(),
+		Pzxid:          pzxid,
 	}
 }
 

@@ -7,23 +7,27 @@ import (
 )
 
 // This file is a javaSet's table of names: open addressing with linear
-// probing, by a seeded hash, with slots that hold the name and the entry
-// together, so that a lookup reads one slot and then the name and the
+// probing, by a seeded hash, with slots that hold where the name is and the
+// entry together, so that a lookup reads one slot and then the name and the
 // entry at once.
 
-// slot is a name in a javaSet's table, with its entry. It keeps the name
-// as a pointer and a length (so that the slot also has room for 32 bits of
-// the name's hash, which find its place and spare reading names that
-// cannot match): 24 bytes for a pointer entry. A slot whose name is nil is
-// empty; names are never empty.
+// slot is a name in a javaSet's table, with its place and its entry. It
+// holds no pointer: the name is an offset and a length into the set's
+// names, beside 32 bits of the name's hash, which find its place and
+// spare reading names that cannot match; 20 bytes for a node's entry.
+// A slot of size 0 is empty; names are never empty.
 type slot[E any] struct {
-	name *byte
+	off  uint32
 	size uint32
 	hash uint32
+	seq  uint32 // the name's insertion sequence
 	e    E
 }
 
-func (sl *slot[E]) key() string { return unsafe.String(sl.name, sl.size) }
+// key returns the name of the slot sl of s.
+func (s *javaSet[E]) key(sl *slot[E]) string {
+	return unsafe.String(&s.names[sl.off], sl.size)
+}
 
 // nameSeed seeds nameHash. It only places names in the tables of javaSets,
 // which nothing observable depends on.
@@ -39,10 +43,10 @@ func (s *javaSet[E]) lookup(name string) (int, bool) {
 	h := nameHash(name)
 	for i := s.home(h); ; i = s.after(i) {
 		sl := &s.slots[i]
-		if sl.name == nil {
+		if sl.size == 0 {
 			return 0, false
 		}
-		if sl.hash == h && sl.key() == name {
+		if sl.hash == h && s.key(sl) == name {
 			return i, true
 		}
 	}
@@ -51,28 +55,49 @@ func (s *javaSet[E]) lookup(name string) (int, bool) {
 // all yields every name and entry, in the table's order (not Java's).
 func (s *javaSet[E]) all(yield func(string, E) bool) {
 	for i := range s.slots {
-		if sl := &s.slots[i]; sl.name != nil && !yield(sl.key(), sl.e) {
+		if sl := &s.slots[i]; sl.size != 0 && !yield(s.key(sl), sl.e) {
 			return
 		}
 	}
 }
 
-// store puts name, which is not in the set, into the table, growing it
-// past seven eighths full.
-func (s *javaSet[E]) store(name string, e E) {
+// store puts name, which is not in the set, into the table with its
+// place, growing the table past seven eighths full.
+func (s *javaSet[E]) store(name string, e E, seq uint32) {
 	if name == "" {
 		panic("tree: empty name in a set")
 	}
 	if (s.n+1)*8 > len(s.slots)*7 {
 		s.grow(max(8, len(s.slots)*3/2))
 	}
-	s.insertSlot(slot[E]{name: unsafe.StringData(name), size: uint32(len(name)), hash: nameHash(name), e: e})
+	if len(s.names)+len(name) > cap(s.names) {
+		s.repack(len(name))
+	}
+	off := len(s.names)
+	s.names = append(s.names, name...)
+	s.insertSlot(slot[E]{off: uint32(off), size: uint32(len(name)), hash: nameHash(name), seq: seq, e: e})
 	s.n++
+}
+
+// repack copies the live names to a new array with room for extra more
+// bytes and a quarter to spare, leaving the old array as it is (strings
+// handed out, and a clone kept for a snapshot, may still read it).
+func (s *javaSet[E]) repack(extra int) {
+	live := len(s.names) - s.dead
+	names := make([]byte, 0, (live+extra)*5/4+16)
+	for i := range s.slots {
+		if sl := &s.slots[i]; sl.size != 0 {
+			off := len(names)
+			names = append(names, s.key(sl)...)
+			sl.off = uint32(off)
+		}
+	}
+	s.names, s.dead = names, 0
 }
 
 func (s *javaSet[E]) insertSlot(sl slot[E]) {
 	i := s.home(sl.hash)
-	for s.slots[i].name != nil {
+	for s.slots[i].size != 0 {
 		i = s.after(i)
 	}
 	s.slots[i] = sl
@@ -83,20 +108,22 @@ func (s *javaSet[E]) grow(size int) {
 	old := s.slots
 	s.slots = newSlots[E](size)
 	for _, sl := range old {
-		if sl.name != nil {
+		if sl.size != 0 {
 			s.insertSlot(sl)
 		}
 	}
 }
 
 // unstore empties slot i, moving later slots of its probe run back (no
-// tombstones), and lets an emptied table go.
+// tombstones), and lets an emptied table go. The names' array is packed
+// anew once most of it is removed names.
 func (s *javaSet[E]) unstore(i int) {
 	if s.n--; s.n == 0 {
-		s.slots = nil
+		s.slots, s.names, s.dead = nil, nil, 0
 		return
 	}
-	for j := s.after(i); s.slots[j].name != nil; j = s.after(j) {
+	s.dead += int(s.slots[i].size)
+	for j := s.after(i); s.slots[j].size != 0; j = s.after(j) {
 		// The slot at j may fill the hole at i unless its home lies
 		// cyclically in (i, j].
 		if s.distance(s.home(s.slots[j].hash), j) >= s.distance(i, j) {
@@ -104,6 +131,9 @@ func (s *javaSet[E]) unstore(i int) {
 		}
 	}
 	s.slots[i] = slot[E]{}
+	if s.dead > 256 && s.dead*2 > len(s.names) {
+		s.repack(0)
+	}
 }
 
 // newSlots returns a table of at least size slots, and of as many more as

@@ -32,7 +32,9 @@ const (
 // orders, so that a restored tree lists children and ephemerals as the
 // original did.
 type record struct {
-	n       node // kids nil; seq is its place among its parent's children
+	n       node   // its data and kids refs unused
+	data    []byte // the node's data
+	seq     uint32 // its place among its parent's children
 	pzxid   int64
 	creates int32
 	kids    setState
@@ -40,12 +42,14 @@ type record struct {
 	ephSeq  uint32
 }
 
-// nodeRecord returns the record of n, but for an ephemeral's place.
-func nodeRecord(n *node) record {
-	r := record{n: *n, pzxid: n.pzxid(), creates: n.childCreates()}
-	r.n.kids = nil
-	if n.kids != nil {
-		r.kids = setState{n.kids.set.next, n.kids.set.bits}
+// nodeRecord returns the record of the node k, whose place among its
+// parent's children is seq, but for an ephemeral's place.
+func nodeRecord(k *kept, seq uint32) record {
+	r := record{n: k.n, data: k.data, seq: seq, pzxid: k.n.czxid}
+	r.n.kids, r.n.data = 0, dataRef{}
+	if k.kids != nil {
+		r.pzxid, r.creates = k.kids.pzxid, k.kids.creates
+		r.kids = setState{k.kids.set.next, k.kids.set.bits}
 	}
 	return r
 }
@@ -64,27 +68,31 @@ type setState struct {
 // eachRecord calls fn with the path and record of every node, parents
 // before their children. The path's bytes are valid only during the call.
 func (t *Tree) eachRecord(fn func(path []byte, r *record)) {
-	var visit func(path []byte, n *node)
-	visit = func(path []byte, n *node) {
-		r := t.record(path, n)
+	var visit func(path []byte, n *node, seq uint32)
+	visit = func(path []byte, n *node, seq uint32) {
+		r := t.record(path, n, seq)
 		fn(path, &r)
-		if n.kids == nil {
+		k := t.kidsOf(n)
+		if k == nil {
 			return
 		}
 		base := path
 		if len(path) > 1 {
 			base = append(path, '/')
 		}
-		for name, child := range n.kids.set.all {
-			visit(append(base, name...), child)
+		for i := range k.set.slots {
+			if sl := &k.set.slots[i]; sl.size != 0 {
+				visit(append(base, k.set.key(sl)...), t.nodes.at(sl.e), sl.seq)
+			}
 		}
 	}
-	visit(append(make([]byte, 0, 256), '/'), t.root)
+	visit(append(make([]byte, 0, 256), '/'), t.nodes.at(t.root), 0)
 }
 
-// record returns the record of the node n at path.
-func (t *Tree) record(path []byte, n *node) record {
-	r := nodeRecord(n)
+// record returns the record of the node n at path, whose place among its
+// parent's children is seq.
+func (t *Tree) record(path []byte, n *node, seq uint32) record {
+	r := nodeRecord(&kept{n: *n, data: t.dataOf(n), kids: t.kidsOf(n)}, seq)
 	if n.kind == KindEphemeral {
 		set := t.ephemerals[n.owner()]
 		r.eph, r.ephSeq = setState{set.next, set.bits}, set.seqOf(string(path))
@@ -161,7 +169,7 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 func appendRecord(b []byte, path []byte, acl []wire.ACL, r *record) []byte {
 	n := &r.n
 	b = wire.AppendBuffer(b, path) // as a string: never null
-	b = wire.AppendBuffer(b, n.data())
+	b = wire.AppendBuffer(b, r.data)
 	b = wire.AppendACLs(b, acl)
 	for _, v := range []int64{n.czxid, n.mzxid, r.pzxid, n.ctime, n.mtime, n.ttl(), n.owner()} {
 		b = wire.AppendLong(b, v)
@@ -170,7 +178,7 @@ func appendRecord(b []byte, path []byte, acl []wire.ACL, r *record) []byte {
 		b = wire.AppendInt(b, v)
 	}
 	b = wire.AppendInt(b, int32(n.kind))
-	for _, v := range []uint32{n.seq, r.kids.next, uint32(r.kids.bits), r.ephSeq, r.eph.next, uint32(r.eph.bits)} {
+	for _, v := range []uint32{r.seq, r.kids.next, uint32(r.kids.bits), r.ephSeq, r.eph.next, uint32(r.eph.bits)} {
 		b = wire.AppendInt(b, int32(v))
 	}
 	return b
@@ -182,7 +190,7 @@ func decodeRecord(src []byte) (string, []wire.ACL, record, error) {
 	var r record
 	n := &r.n
 	path := d.String()
-	n.setData(d.Buffer())
+	r.data = d.Buffer()
 	acl := d.ACLs()
 	var ttl, owner int64
 	for _, v := range []*int64{&n.czxid, &n.mzxid, &r.pzxid, &n.ctime, &n.mtime, &ttl, &owner} {
@@ -193,7 +201,7 @@ func decodeRecord(src []byte) (string, []wire.ACL, record, error) {
 	}
 	kind := d.Int()
 	n.kind = Kind(kind)
-	n.seq, r.kids.next = uint32(d.Int()), uint32(d.Int())
+	r.seq, r.kids.next = uint32(d.Int()), uint32(d.Int())
 	r.kids.bits = uint8(d.Int())
 	r.ephSeq, r.eph.next = uint32(d.Int()), uint32(d.Int())
 	r.eph.bits = uint8(d.Int())
@@ -235,7 +243,7 @@ func Restore(r io.Reader) (*Tree, error) {
 	}
 	// byPath finds each restored node's parent; it is dropped once the
 	// tree is linked.
-	byPath := make(map[string]*node, min(count, 1<<20))
+	byPath := make(map[string]nodeID, min(count, 1<<20))
 	fr := wire.NewFrameReader(br, maxSnapshotRecord)
 	var links []link // version 1's
 	if version == 1 {
@@ -250,9 +258,9 @@ func Restore(r io.Reader) (*Tree, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: node %d: %w", ErrBadSnapshot, i, err)
 		}
-		n := restoredNode(&rec)
+		id, n := t.restoredNode(&rec)
 		n.acl = t.acls.ref(acl)
-		byPath[path] = n
+		byPath[path] = id
 		if t.count++; len(byPath) != t.count {
 			return nil, fmt.Errorf("%w: duplicate node %s", ErrBadSnapshot, path)
 		}
@@ -260,10 +268,10 @@ func Restore(r io.Reader) (*Tree, error) {
 		t.maxCzxid = max(t.maxCzxid, n.czxid)
 		t.dataSize += int64(len(path) + int(n.dataLen))
 		if version == 1 && path != "/" {
-			links = append(links, link{path, n})
+			links = append(links, link{path, id, rec.seq})
 		}
 	}
-	if t.root = byPath["/"]; t.root == nil {
+	if t.root = byPath["/"]; t.root == 0 {
 		return nil, fmt.Errorf("%w: no root", ErrBadSnapshot)
 	}
 	var err error
@@ -271,9 +279,9 @@ func Restore(r io.Reader) (*Tree, error) {
 		if _, err := fr.Next(); err != io.EOF {
 			return nil, fmt.Errorf("%w: data after the %d nodes the header counts", ErrBadSnapshot, count)
 		}
-		err = relink(byPath, links)
+		err = t.relink(byPath, links)
 	} else {
-		err = readKids(fr, byPath)
+		err = t.readKids(fr, byPath)
 	}
 	if err != nil {
 		return nil, err
@@ -286,7 +294,7 @@ func Restore(r io.Reader) (*Tree, error) {
 // recorded place. Every parent and child must be a node of the snapshot,
 // a name is listed once under its parent, and there must be as many names
 // as nodes other than the root.
-func readKids(fr *wire.FrameReader, byPath map[string]*node) error {
+func (t *Tree) readKids(fr *wire.FrameReader, byPath map[string]nodeID) error {
 	linked := 0
 	var path []byte
 	for {
@@ -301,7 +309,7 @@ func readKids(fr *wire.FrameReader, byPath map[string]*node) error {
 		parentPath := d.String()
 		parent := byPath[parentPath]
 		n := d.VectorLen(8)
-		if d.Err() != nil || parent == nil {
+		if d.Err() != nil || parent == 0 {
 			return fmt.Errorf("%w: children of %q: no such node (%v)", ErrBadSnapshot, parentPath, d.Err())
 		}
 		base := append(path[:0], parentPath...)
@@ -310,12 +318,12 @@ func readKids(fr *wire.FrameReader, byPath map[string]*node) error {
 		}
 		for range n {
 			name, seq := d.String(), uint32(d.Int())
-			var child *node
+			var child nodeID
 			if d.Err() == nil && name != "" && strings.IndexByte(name, '/') < 0 {
 				path = append(base, name...)
 				child = byPath[string(path)]
 			}
-			if child == nil || !parent.parentKids().set.restoreMember(name, child, seq) {
+			if child == 0 || !t.parentKids(t.nodes.at(parent)).set.restoreMember(name, child, seq) {
 				return fmt.Errorf("%w: child %q of %q: not a node, listed twice, or cut short (%v)",
 					ErrBadSnapshot, name, parentPath, d.Err())
 			}
@@ -328,8 +336,8 @@ func readKids(fr *wire.FrameReader, byPath map[string]*node) error {
 	if linked == len(byPath)-1 {
 		return nil
 	}
-	for p, n := range byPath {
-		if parent := byPath[parentOf(p)]; p != "/" && (parent == nil || parent.child(baseName(p)) != n) {
+	for p, id := range byPath {
+		if parent := byPath[parentOf(p)]; p != "/" && (parent == 0 || t.childID(t.nodes.at(parent), baseName(p)) != id) {
 			return fmt.Errorf("%w: %s has no parent", ErrBadSnapshot, p)
 		}
 	}
@@ -338,23 +346,25 @@ func readKids(fr *wire.FrameReader, byPath map[string]*node) error {
 
 // restoredNode makes the node a record describes, with kids if it ever had
 // a child.
-func restoredNode(rec *record) *node {
-	n := new(node)
+func (t *Tree) restoredNode(rec *record) (nodeID, *node) {
+	id, n := t.nodes.alloc()
 	*n = rec.n
+	t.setNodeData(id, n, rec.data)
 	if rec.hasKids() {
-		n.kids = &kids{
-			set:   javaSet[*node]{init: childrenInitBits, next: rec.kids.next, bits: rec.kids.bits},
+		n.kids = t.kidsTab.add(&kids{
+			set:   javaSet[nodeID]{init: childrenInitBits, next: rec.kids.next, bits: rec.kids.bits},
 			pzxid: rec.pzxid, creates: rec.creates,
-		}
+		})
 	}
-	return n
+	return id, n
 }
 
 // link is a restored node to put in its parent's child set, at the place
-// it holds (its seq).
+// it holds (seq).
 type link struct {
 	path string
-	n    *node
+	id   nodeID
+	seq  uint32
 }
 
 // restoreIndex indexes a restored node, an ephemeral at its recorded place
@@ -372,24 +382,19 @@ func (t *Tree) restoreIndex(path string, rec *record, n *node) {
 // relink puts every restored node in its parent's child set, at its
 // recorded place. The sets' table sizes came with the nodes, so the names
 // go in as they are (restoreMember), without the resizing an add does.
-// A name is a copy, so that the tree does not keep the whole path, unless
-// an index keeps the path anyway.
-func relink(byPath map[string]*node, links []link) error {
+func (t *Tree) relink(byPath map[string]nodeID, links []link) error {
 	var parent *node
 	parentPath := ""
 	for _, l := range links {
 		// Consecutive children of one parent share one lookup.
 		if p := parentOf(l.path); parent == nil || p != parentPath {
-			parent, parentPath = byPath[p], p
-			if parent == nil {
+			id := byPath[p]
+			if id == 0 {
 				return fmt.Errorf("%w: %s has no parent", ErrBadSnapshot, l.path)
 			}
+			parent, parentPath = t.nodes.at(id), p
 		}
-		name := baseName(l.path)
-		if l.n.kind == KindPersistent {
-			name = strings.Clone(name)
-		}
-		parent.parentKids().set.restoreMember(name, l.n, l.n.seq) // a node once: duplicates were refused
+		t.parentKids(parent).set.restoreMember(baseName(l.path), l.id, l.seq) // a node once: duplicates were refused
 	}
 	return nil
 }

@@ -10,8 +10,16 @@ import (
 type Tree struct {
 	// root is the root node; every other node is found from it, through
 	// its ancestors' child sets (lookup).
-	root  *node
+	root  nodeID
 	count int // nodes, the root included
+	// nodes, kidsTab and arena hold the nodes, their child sets and their
+	// data (store.go).
+	nodes   nodeTable
+	kidsTab kidsTable
+	arena   dataArena
+	// held are the nodes a multi under way removed: released when it
+	// succeeds, given back by its undo when it fails.
+	held []nodeID
 	// ephemerals indexes each session's ephemeral nodes, in ZooKeeper's
 	// order; a session's set lives, even empty, until the session closes.
 	ephemerals map[int64]*javaSet[member]
@@ -55,10 +63,10 @@ const ConfigPath = "/zookeeper/config"
 // its mzxid stays 0 and its version -1 (ZooKeeper stores the -1 it passes as
 // the expected version), and its mtime (ms) is the member's own.
 func (t *Tree) SetConfig(data []byte, mtime int64) {
-	n := t.lookup(ConfigPath)
-	t.preserve(n)
+	id, n := t.findID(ConfigPath)
+	t.preserve(id, n)
 	t.dataSize += int64(len(data)) - int64(n.dataLen)
-	n.setData(data)
+	t.setNodeData(id, n, data)
 	n.mzxid, n.mtime, n.version = 0, mtime, -1
 }
 
@@ -68,14 +76,14 @@ func (t *Tree) SetConfig(data []byte, mtime int64) {
 // caller checked the ACL (ZooKeeper's leader does, before it proposes). A
 // reconfig is never part of a multi, so there is nothing to undo.
 func (t *Tree) Reconfigure(c *Context, data []byte) wire.Stat {
-	n := t.lookup(ConfigPath)
-	t.preserve(n)
+	id, n := t.findID(ConfigPath)
+	t.preserve(id, n)
 	t.dataSize += int64(len(data)) - int64(n.dataLen)
-	n.setData(data)
+	t.setNodeData(id, n, data)
 	n.version = -1
 	n.mzxid, n.mtime = c.Zxid, c.Time
 	c.fire(ConfigPath, wire.EventNodeDataChanged, t.acls.get(n.acl))
-	return n.stat()
+	return t.stat(n)
 }
 
 // Allowed reports whether a node exists and its ACL grants a caller with
@@ -90,21 +98,22 @@ func (t *Tree) Allowed(path string, perm int32, ids []wire.Id) bool {
 func (t *Tree) ConfigZxid() int64 { return t.lookup(ConfigPath).mzxid }
 
 func (t *Tree) addSystemNode(p string, acl []wire.ACL, aversion int32) {
-	n := &node{acl: t.acls.ref(acl), aversion: aversion}
-	n.setData([]byte{})
+	id, n := t.nodes.alloc()
+	n.acl, n.aversion = t.acls.ref(acl), aversion
+	t.setNodeData(id, n, []byte{})
 	t.count++
 	t.dataSize += int64(len(p))
 	if p == "/" {
-		t.root = n
+		t.root = id
 		return
 	}
-	t.link(t.lookup(parentOf(p)), baseName(p), n)
+	t.link(t.lookup(parentOf(p)), baseName(p), id)
 }
 
-// link adds n to parent's children as name, without the bookkeeping of a
-// create (the system nodes, and tests).
-func (t *Tree) link(parent *node, name string, n *node) {
-	parent.parentKids().set.add(name, n)
+// link adds the node id to parent's children as name, without the
+// bookkeeping of a create (the system nodes, and tests).
+func (t *Tree) link(parent *node, name string, id nodeID) {
+	t.parentKids(parent).set.add(name, id)
 }
 
 // Len returns the number of znodes, the root included. (ZooKeeper's "Node
@@ -127,7 +136,7 @@ func (t *Tree) EphemeralCount() int {
 // the root under both "" and "/", reads of "" see the root.
 func (t *Tree) lookup(path string) *node {
 	if path == "" {
-		return t.root
+		return t.nodes.at(t.root)
 	}
 	return t.find(path)
 }
@@ -136,21 +145,28 @@ func (t *Tree) lookup(path string) *node {
 // one after the other, from the root. A path that is not exactly a node's
 // (relative, empty, with an empty name or a trailing slash) finds nothing.
 func (t *Tree) find(path string) *node {
-	if path == "" || path[0] != '/' {
-		return nil
+	_, n := t.findID(path)
+	return n
+}
+
+// findID returns the node at path and its id, or 0 and nil (see find).
+func (t *Tree) findID(path string) (nodeID, *node) {
+	if path == "" || path[0] != '/' || t.root == 0 {
+		return 0, nil
 	}
-	n := t.root
+	id, n := t.root, t.nodes.at(t.root)
 	if len(path) == 1 {
-		return n
+		return id, n
 	}
 	for rest := path[1:]; n != nil; {
 		i := strings.IndexByte(rest, '/')
 		if i < 0 {
-			return n.child(rest)
+			return t.child(n, rest)
 		}
-		n, rest = n.child(rest[:i]), rest[i+1:]
+		id, n = t.child(n, rest[:i])
+		rest = rest[i+1:]
 	}
-	return nil
+	return 0, nil
 }
 
 // Stat returns the Stat of the node at path, if it exists.
@@ -159,7 +175,7 @@ func (t *Tree) Stat(path string) (wire.Stat, bool) {
 	if n == nil {
 		return wire.Stat{}, false
 	}
-	return n.stat(), true
+	return t.stat(n), true
 }
 
 // Get returns a node's data and Stat for a caller with identities ids:
@@ -173,7 +189,7 @@ func (t *Tree) Get(path string, ids []wire.Id) ([]byte, wire.Stat, wire.Code) {
 	if !CheckACL(t.acls.get(n.acl), wire.PermRead, ids) {
 		return nil, wire.Stat{}, wire.CodeNoAuth
 	}
-	return n.data(), n.stat(), wire.CodeOK
+	return t.dataOf(n), t.stat(n), wire.CodeOK
 }
 
 // Children returns the names of a node's children, in the order ZooKeeper
@@ -186,10 +202,11 @@ func (t *Tree) Children(path string, ids []wire.Id) ([]string, wire.Stat, wire.C
 	if !CheckACL(t.acls.get(n.acl), wire.PermRead, ids) {
 		return nil, wire.Stat{}, wire.CodeNoAuth
 	}
-	if n.kids == nil {
-		return []string{}, n.stat(), wire.CodeOK
+	k := t.kidsOf(n)
+	if k == nil {
+		return []string{}, t.stat(n), wire.CodeOK
 	}
-	return n.kids.set.ordered(), n.stat(), wire.CodeOK
+	return k.set.ordered(), t.stat(n), wire.CodeOK
 }
 
 // Exists returns a node's Stat, as ZooKeeper 3.8.0's exists: BADARGUMENTS for
@@ -202,7 +219,7 @@ func (t *Tree) Exists(path string) (wire.Stat, wire.Code) {
 	if n == nil {
 		return wire.Stat{}, wire.CodeNoNode
 	}
-	return n.stat(), wire.CodeOK
+	return t.stat(n), wire.CodeOK
 }
 
 // ACL returns a node's ACL and Stat. The caller needs READ or ADMIN; with
@@ -217,7 +234,7 @@ func (t *Tree) ACL(path string, ids []wire.Id) ([]wire.ACL, wire.Stat, wire.Code
 	}
 	acl := t.acls.get(n.acl)
 	if CheckACL(acl, wire.PermAdmin, ids) {
-		return acl, n.stat(), wire.CodeOK
+		return acl, t.stat(n), wire.CodeOK
 	}
 	masked := make([]wire.ACL, len(acl))
 	for i, a := range acl {
@@ -227,7 +244,7 @@ func (t *Tree) ACL(path string, ids []wire.Id) ([]wire.ACL, wire.Stat, wire.Code
 			masked[i].ID.ID = user + ":x"
 		}
 	}
-	return masked, n.stat(), wire.CodeOK
+	return masked, t.stat(n), wire.CodeOK
 }
 
 // AllChildrenNumber returns the number of all descendants of path; NONODE or
@@ -246,16 +263,17 @@ func (t *Tree) AllChildrenNumber(path string, ids []wire.Id) (int32, wire.Code) 
 	case "": // ZooKeeper counts every key under "" + "/": all nodes
 		return int32(t.count), wire.CodeOK
 	}
-	return int32(countDescendants(n)), wire.CodeOK
+	return int32(t.countDescendants(n)), wire.CodeOK
 }
 
-func countDescendants(n *node) int {
-	if n.kids == nil {
+func (t *Tree) countDescendants(n *node) int {
+	k := t.kidsOf(n)
+	if k == nil {
 		return 0
 	}
 	total := 0
-	for _, child := range n.kids.set.all {
-		total += 1 + countDescendants(child)
+	for _, child := range k.set.all {
+		total += 1 + t.countDescendants(t.nodes.at(child))
 	}
 	return total
 }

@@ -33,8 +33,9 @@ type Snapshot struct {
 	ephs     map[string]ephPlace // every ephemeral's place in its session's set, by path
 
 	// pre holds, under the guard, each node the tree changed since, as it
-	// was: with the child table it had, which the tree no longer changes.
-	pre map[*node]*node
+	// was: with its data and the child set it had, which the tree no longer
+	// changes.
+	pre map[nodeID]*kept
 
 	ended bool // under the guard: the tree keeps nothing more for it
 
@@ -69,14 +70,16 @@ func (t *Tree) Snapshot(guard *sync.RWMutex) *Snapshot {
 	}
 	s := &Snapshot{
 		t: t, guard: guard, count: t.count, maxCzxid: t.maxCzxid,
-		acls: slices.Clone(t.acls.lists), pre: make(map[*node]*node),
+		acls: slices.Clone(t.acls.lists), pre: make(map[nodeID]*kept),
 	}
 	n := t.EphemeralCount()
 	s.ephs = make(map[string]ephPlace, n)
 	for _, set := range t.ephemerals {
 		state := setState{set.next, set.bits}
-		for path, m := range set.all {
-			s.ephs[path] = ephPlace{seq: m.seq, set: state}
+		for i := range set.slots {
+			if sl := &set.slots[i]; sl.size != 0 {
+				s.ephs[set.key(sl)] = ephPlace{seq: sl.seq, set: state}
+			}
 		}
 	}
 	t.open = append(t.open, s)
@@ -110,32 +113,42 @@ func (s *Snapshot) end() {
 	s.pre = nil
 }
 
-// preserve keeps n as it is for every open snapshot that holds it and has
-// not kept it yet, before the tree changes n or its children. The copy
-// keeps n's child table; n gets a copy of it to change.
-func (t *Tree) preserve(n *node) {
+// kept is a node as a snapshot has it: the node, its data and its child
+// set (nil if it had none).
+type kept struct {
+	n    node
+	data []byte
+	kids *kids
+}
+
+// preserve keeps the node id, n, as it is for every open snapshot that
+// holds it and has not kept it yet, before the tree changes n or its
+// children. The copy keeps n's child set; n gets a copy of it to change.
+// (A node id released and handed out again meanwhile is kept already, as
+// its removal preserved it, so a snapshot never mistakes the new node for
+// the one it holds.)
+func (t *Tree) preserve(id nodeID, n *node) {
 	if len(t.open) != 0 {
-		t.preserveFor(n)
+		t.preserveFor(id, n)
 	}
 }
 
-func (t *Tree) preserveFor(n *node) {
-	var was *node
+func (t *Tree) preserveFor(id nodeID, n *node) {
+	var was *kept
 	for _, s := range t.open {
 		if n.czxid > s.maxCzxid {
 			continue // made after s
 		}
-		if _, kept := s.pre[n]; kept {
+		if _, ok := s.pre[id]; ok {
 			continue
 		}
 		if was == nil {
-			c := *n
-			was = &c
-			if n.kids != nil {
-				n.kids = n.kids.clone()
+			was = &kept{n: *n, data: t.dataOf(n), kids: t.kidsOf(n)}
+			if was.kids != nil {
+				t.kidsTab.sets[n.kids] = was.kids.clone()
 			}
 		}
-		s.pre[n] = was
+		s.pre[id] = was
 	}
 }
 
@@ -146,18 +159,21 @@ func (k *kids) clone() *kids {
 	return c
 }
 
-// view returns n as the snapshot has it. Called under the guard.
-func (s *Snapshot) view(n *node) *node {
-	if was, ok := s.pre[n]; ok {
-		return was
+// view returns the node id as the snapshot has it. Called under the guard.
+func (s *Snapshot) view(id nodeID) kept {
+	if was, ok := s.pre[id]; ok {
+		return *was
 	}
-	return n
+	t := s.t
+	n := t.nodes.at(id)
+	return kept{n: *n, data: t.dataOf(n), kids: t.kidsOf(n)}
 }
 
-// record returns the record of the node n (as the snapshot has it) at path.
-func (s *Snapshot) record(path []byte, n *node) record {
-	r := nodeRecord(n)
-	if n.kind == KindEphemeral {
+// record returns the record of the node k (as the snapshot has it) at
+// path, whose place among its parent's children is seq.
+func (s *Snapshot) record(path []byte, k *kept, seq uint32) record {
+	r := nodeRecord(k, seq)
+	if k.n.kind == KindEphemeral {
 		p := s.ephs[string(path)]
 		r.eph, r.ephSeq = p.set, p.seq
 	}
@@ -188,8 +204,12 @@ func (s *Snapshot) WriteTo(w io.Writer) (int64, error) {
 
 	e := newEncoder(w, s.count, s.acls)
 	records := 0
-	err := s.walk(e, func(_ *walkFrame, path []byte, n *node) {
-		r := s.record(path, n)
+	err := s.walk(e, func(parent *walkFrame, path []byte, k *kept) {
+		var seq uint32
+		if parent != nil {
+			seq = parent.seq
+		}
+		r := s.record(path, k, seq)
 		e.record(path, &r)
 		records++
 	}, nil)
@@ -199,11 +219,11 @@ func (s *Snapshot) WriteTo(w io.Writer) (int64, error) {
 	if err != nil {
 		return e.w.n, err
 	}
-	err = s.walk(e, func(parent *walkFrame, path []byte, n *node) {
+	err = s.walk(e, func(parent *walkFrame, path []byte, _ *kept) {
 		if parent == nil {
 			return // the root
 		}
-		parent.names, parent.seqs = append(parent.names, parent.name), append(parent.seqs, n.seq)
+		parent.names, parent.seqs = append(parent.names, parent.name), append(parent.seqs, parent.seq)
 		if len(parent.names) == kidsPerFrame {
 			parent.flush(e, path)
 		}
@@ -217,10 +237,11 @@ func (s *Snapshot) WriteTo(w io.Writer) (int64, error) {
 // walkFrame is a parent on walk's path: its children as the snapshot has
 // them, and the place of the next one to visit.
 type walkFrame struct {
-	slots []slot[*node] // a child table the tree no longer changes, or does only after keeping it
-	next  int
-	end   int    // the parent's path is path[:end]
-	name  string // the name of the child being visited
+	set  *javaSet[nodeID] // a child set the tree no longer changes, or does only after keeping it
+	next int
+	end  int    // the parent's path is path[:end]
+	name string // the name of the child being visited
+	seq  uint32 // and its place
 	// names and seqs are children visited and not yet encoded.
 	names []string
 	seqs  []uint32
@@ -241,7 +262,7 @@ func (f *walkFrame) flush(e *encoder, path []byte) {
 // child. Both
 // run under the guard's read lock, which walk releases every
 // snapshotChunk nodes, and whenever e is full, to write e out.
-func (s *Snapshot) walk(e *encoder, visit func(parent *walkFrame, path []byte, n *node),
+func (s *Snapshot) walk(e *encoder, visit func(parent *walkFrame, path []byte, k *kept),
 	leave func(f *walkFrame, path []byte)) error {
 	s.guard.RLock()
 	locked := true
@@ -255,12 +276,12 @@ func (s *Snapshot) walk(e *encoder, visit func(parent *walkFrame, path []byte, n
 	}
 	path := append(make([]byte, 0, 256), '/')
 	var stack []walkFrame
-	push := func(n *node) {
-		if n.kids != nil && n.kids.set.n > 0 {
-			stack = append(stack, walkFrame{slots: n.kids.set.slots, end: len(path)})
+	push := func(k *kept) {
+		if k.kids != nil && k.kids.set.n > 0 {
+			stack = append(stack, walkFrame{set: &k.kids.set, end: len(path)})
 		}
 	}
-	root := *s.view(s.t.root)
+	root := s.view(s.t.root)
 	visit(nil, path, &root)
 	push(&root)
 	for visited := 1; len(stack) > 0; {
@@ -278,25 +299,26 @@ func (s *Snapshot) walk(e *encoder, visit func(parent *walkFrame, path []byte, n
 			visited = 0
 		}
 		f := &stack[len(stack)-1]
-		for f.next < len(f.slots) && f.slots[f.next].name == nil {
+		slots := f.set.slots
+		for f.next < len(slots) && slots[f.next].size == 0 {
 			f.next++
 		}
-		if f.next == len(f.slots) {
+		if f.next == len(slots) {
 			if leave != nil {
 				leave(f, path)
 			}
 			stack = stack[:len(stack)-1]
 			continue
 		}
-		sl := &f.slots[f.next]
+		sl := &slots[f.next]
 		f.next++
-		f.name = sl.key()
+		f.name, f.seq = f.set.key(sl), sl.seq
 		path = path[:f.end]
 		if len(path) > 1 {
 			path = append(path, '/')
 		}
 		path = append(path, f.name...)
-		child := *s.view(sl.e)
+		child := s.view(sl.e)
 		visit(f, path, &child)
 		visited++
 		push(&child)

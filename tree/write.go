@@ -2,7 +2,6 @@ package tree
 
 import (
 	"slices"
-	"strings"
 
 	"github.com/zkraft/zkraft/wire"
 )
@@ -119,7 +118,7 @@ func (t *Tree) Create(c *Context, a CreateArgs) (string, wire.Stat, wire.Code) {
 	if !ok {
 		return "", wire.Stat{}, wire.CodeInvalidACL
 	}
-	parent := t.find(parentPath)
+	parentID, parent := t.findID(parentPath)
 	if parent == nil {
 		return "", wire.Stat{}, wire.CodeNoNode
 	}
@@ -128,12 +127,12 @@ func (t *Tree) Create(c *Context, a CreateArgs) (string, wire.Stat, wire.Code) {
 	}
 	path := a.Path
 	if m.sequential {
-		path += seqSuffix(parent.childCreates())
+		path += seqSuffix(t.childCreates(parent))
 	}
 	if !ValidPath(path) {
 		return "", wire.Stat{}, wire.CodeBadArguments
 	}
-	if path == "/" || parent.child(baseName(path)) != nil { // "/" is the root, not a child
+	if _, there := t.child(parent, baseName(path)); path == "/" || there != nil { // "/" is the root, not a child
 		return "", wire.Stat{}, wire.CodeNodeExists
 	}
 	if parent.kind == KindEphemeral {
@@ -143,37 +142,35 @@ func (t *Tree) Create(c *Context, a CreateArgs) (string, wire.Stat, wire.Code) {
 		// ZooKeeper fails to encode a TTL owner from a negative TTL here.
 		return "", wire.Stat{}, wire.CodeMarshallingError
 	}
-	n := &node{
+	id, n := t.nodes.alloc()
+	*n = node{
 		acl: t.acls.ref(acl), kind: m.kind,
 		czxid: c.Zxid, mzxid: c.Zxid, ctime: c.Time, mtime: c.Time,
 	}
-	n.setData(a.Data)
+	t.setNodeData(id, n, a.Data)
 	switch m.kind {
 	case KindEphemeral:
 		n.ownerTTL = c.Session
 	case KindTTL:
 		n.ownerTTL = a.TTL
 	}
-	t.insert(c, path, parentPath, parent, n)
-	return path, n.stat(), wire.CodeOK
+	t.insert(c, path, parentPath, parentID, parent, id, n)
+	return path, t.stat(n), wire.CodeOK
 }
 
-// insert adds n at path under parent and fires NodeCreated and the parent's
-// NodeChildrenChanged. The node's name is a copy, so that the tree does not
-// keep the whole path, unless an index keeps the path anyway.
-func (t *Tree) insert(c *Context, path, parentPath string, parent *node, n *node) {
-	t.preserve(parent)
+// insert adds the node id, n, at path under parent and fires NodeCreated
+// and the parent's NodeChildrenChanged. The child set keeps a copy of the
+// node's name, not the path.
+func (t *Tree) insert(c *Context, path, parentPath string, parentID nodeID, parent *node, id nodeID, n *node) {
+	t.preserve(parentID, parent)
 	name := baseName(path)
-	if n.kind == KindPersistent {
-		name = strings.Clone(name)
-	}
 	if t.undo != nil {
-		t.undoInsert(path, name, parent, n)
+		t.undoInsert(path, name, parent, id, n)
 	}
 	t.maxCzxid = max(t.maxCzxid, n.czxid)
 	t.count++
-	k := parent.parentKids()
-	k.set.add(name, n)
+	k := t.parentKids(parent)
+	k.set.add(name, id)
 	k.creates++
 	k.pzxid = max(k.pzxid, c.Zxid)
 	t.index(path, n)
@@ -182,9 +179,10 @@ func (t *Tree) insert(c *Context, path, parentPath string, parent *node, n *node
 	c.fire(parentPath, wire.EventNodeChildrenChanged, t.acls.get(parent.acl))
 }
 
-// undoInsert records how to take back an insert of n as name under parent.
-func (t *Tree) undoInsert(path, name string, parent, n *node) {
-	oldKids := parent.kids
+// undoInsert records how to take back an insert of the node id, n, as
+// name under parent.
+func (t *Tree) undoInsert(path, name string, parent *node, id nodeID, n *node) {
+	oldKids := t.kidsOf(parent)
 	var old setState
 	var oldPzxid int64
 	var oldCreates int32
@@ -199,11 +197,12 @@ func (t *Tree) undoInsert(path, name string, parent, n *node) {
 	t.undo = append(t.undo, func() {
 		t.count--
 		t.acls.unref(n.acl)
-		parent.kids.set.remove(name)
+		k := t.kidsOf(parent)
+		k.set.remove(name)
 		if oldKids == nil {
-			parent.kids = nil // the kids this create made
+			t.kidsTab.release(parent.kids) // the kids this create made
+			parent.kids = 0
 		} else {
-			k := parent.kids
 			k.set.setState(old.next, old.bits)
 			k.creates, k.pzxid = oldCreates, oldPzxid
 		}
@@ -214,7 +213,17 @@ func (t *Tree) undoInsert(path, name string, parent, n *node) {
 			eph.setState(oldEph.next, oldEph.bits)
 		}
 		t.dataSize -= int64(len(path) + int(n.dataLen))
+		t.releaseNode(id, n)
 	})
+}
+
+// releaseNode lets a removed node's id, data and child set go.
+func (t *Tree) releaseNode(id nodeID, n *node) {
+	t.clearData(n)
+	if n.kids != 0 {
+		t.kidsTab.release(n.kids)
+	}
+	t.nodes.release(id)
 }
 
 // index adds a node to the ephemeral or reapable index its kind needs.
@@ -266,36 +275,38 @@ func (t *Tree) Delete(c *Context, path string, version int32) wire.Code {
 	if !ok || isSpecial(path) {
 		return wire.CodeBadArguments
 	}
-	parent := t.find(parentPath)
+	parentID, parent := t.findID(parentPath)
 	if parent == nil {
 		return wire.CodeNoNode
 	}
 	if !CheckACL(t.acls.get(parent.acl), wire.PermDelete, c.Auth) {
 		return wire.CodeNoAuth
 	}
-	n := parent.child(name)
+	id, n := t.child(parent, name)
 	if n == nil {
 		return wire.CodeNoNode
 	}
 	if !versionMatches(version, n.version) {
 		return wire.CodeBadVersion
 	}
-	if n.numChildren() > 0 {
+	if t.numChildren(n) > 0 {
 		return wire.CodeNotEmpty
 	}
-	t.remove(c, path, parentPath, parent, n)
+	t.remove(c, path, parentPath, parentID, parent, id, n)
 	return wire.CodeOK
 }
 
-// remove deletes the childless node n and fires NodeDeleted and the parent's
-// NodeChildrenChanged. The parent's stored cversion does not change.
-func (t *Tree) remove(c *Context, path, parentPath string, parent, n *node) {
-	t.preserve(parent)
-	t.preserve(n) // an undone remove may give it another ACL index
+// remove deletes the childless node id, n, and fires NodeDeleted and the
+// parent's NodeChildrenChanged. The parent's stored cversion does not
+// change. Inside a multi the node is held until the multi ends (its undo
+// puts it back), otherwise released.
+func (t *Tree) remove(c *Context, path, parentPath string, parentID nodeID, parent *node, id nodeID, n *node) {
+	t.preserve(parentID, parent)
+	t.preserve(id, n) // an undone remove may give it another ACL index
 	name := baseName(path)
-	k := parent.kids
+	k := t.kidsOf(parent)
 	if t.undo != nil {
-		oldPzxid, oldSeq, acl := k.pzxid, n.seq, t.acls.get(n.acl)
+		oldPzxid, oldSeq, acl := k.pzxid, k.set.seqOf(name), t.acls.get(n.acl)
 		var ephSeq uint32
 		if n.kind == KindEphemeral {
 			ephSeq = t.ephemerals[n.owner()].seqOf(path)
@@ -304,7 +315,7 @@ func (t *Tree) remove(c *Context, path, parentPath string, parent, n *node) {
 			t.count++
 			n.acl = t.acls.ref(acl) // its index may have gone to another list
 
-			k.set.put(name, n, oldSeq)
+			k.set.put(name, id, oldSeq)
 			k.pzxid = oldPzxid
 			t.reindex(path, n, ephSeq)
 			t.dataSize += int64(len(path) + int(n.dataLen))
@@ -318,6 +329,11 @@ func (t *Tree) remove(c *Context, path, parentPath string, parent, n *node) {
 	c.fire(path, wire.EventNodeDeleted, t.acls.get(n.acl))
 	c.fire(parentPath, wire.EventNodeChildrenChanged, t.acls.get(parent.acl))
 	t.acls.unref(n.acl)
+	if t.undo != nil {
+		t.held = append(t.held, id)
+	} else {
+		t.releaseNode(id, n)
+	}
 }
 
 // SetData replaces a node's data: path validity, existence, WRITE, version.
@@ -325,7 +341,7 @@ func (t *Tree) SetData(c *Context, path string, data []byte, version int32) (wir
 	if !ValidPath(path) {
 		return wire.Stat{}, wire.CodeBadArguments
 	}
-	n := t.find(path)
+	id, n := t.findID(path)
 	if n == nil {
 		return wire.Stat{}, wire.CodeNoNode
 	}
@@ -335,21 +351,21 @@ func (t *Tree) SetData(c *Context, path string, data []byte, version int32) (wir
 	if !versionMatches(version, n.version) {
 		return wire.Stat{}, wire.CodeBadVersion
 	}
-	t.preserve(n)
+	t.preserve(id, n)
 	if t.undo != nil {
-		oldData, oldVersion, oldMzxid, oldMtime := n.data(), n.version, n.mzxid, n.mtime
+		oldData, oldVersion, oldMzxid, oldMtime := t.dataOf(n), n.version, n.mzxid, n.mtime
 		t.undo = append(t.undo, func() {
 			t.dataSize -= int64(n.dataLen) - int64(len(oldData))
-			n.setData(oldData)
+			t.setNodeData(id, n, oldData)
 			n.version, n.mzxid, n.mtime = oldVersion, oldMzxid, oldMtime
 		})
 	}
 	t.dataSize += int64(len(data)) - int64(n.dataLen)
-	n.setData(data)
+	t.setNodeData(id, n, data)
 	n.version = nextVersion(n.version)
 	n.mzxid, n.mtime = c.Zxid, c.Time
 	c.fire(path, wire.EventNodeDataChanged, t.acls.get(n.acl))
-	return n.stat(), wire.CodeOK
+	return t.stat(n), wire.CodeOK
 }
 
 // SetACL replaces a node's ACL: path validity, ACL validity, existence,
@@ -362,7 +378,7 @@ func (t *Tree) SetACL(c *Context, path string, acl []wire.ACL, version int32) (w
 	if !ok {
 		return wire.Stat{}, wire.CodeInvalidACL
 	}
-	n := t.find(path)
+	id, n := t.findID(path)
 	if n == nil {
 		return wire.Stat{}, wire.CodeNoNode
 	}
@@ -372,7 +388,7 @@ func (t *Tree) SetACL(c *Context, path string, acl []wire.ACL, version int32) (w
 	if !versionMatches(version, n.aversion) {
 		return wire.Stat{}, wire.CodeBadVersion
 	}
-	t.preserve(n)
+	t.preserve(id, n)
 	if t.undo != nil {
 		oldACL, oldVersion := t.acls.get(n.acl), n.aversion
 		t.undo = append(t.undo, func() {
@@ -384,7 +400,7 @@ func (t *Tree) SetACL(c *Context, path string, acl []wire.ACL, version int32) (w
 	old := n.acl
 	n.acl, n.aversion = t.acls.ref(fixed), nextVersion(n.aversion)
 	t.acls.unref(old)
-	return n.stat(), wire.CodeOK
+	return t.stat(n), wire.CodeOK
 }
 
 // CheckVersion is a multi's version check: path validity, existence, READ, version.
@@ -413,21 +429,22 @@ func (t *Tree) DeleteContainer(c *Context, path string) wire.Code {
 	if !ok || isSpecial(path) {
 		return wire.CodeBadArguments
 	}
-	parent := t.find(parentPath)
+	parentID, parent := t.findID(parentPath)
+	var id nodeID
 	var n *node
 	if parent != nil {
-		n = parent.child(name)
+		id, n = t.child(parent, name)
 	}
 	if n == nil {
 		return wire.CodeNoNode
 	}
-	if n.numChildren() > 0 {
+	if t.numChildren(n) > 0 {
 		return wire.CodeNotEmpty
 	}
 	if n.kind == KindEphemeral {
 		return wire.CodeBadVersion
 	}
-	t.remove(c, path, parentPath, parent, n)
+	t.remove(c, path, parentPath, parentID, parent, id, n)
 	return wire.CodeOK
 }
 
@@ -444,8 +461,9 @@ func (t *Tree) CloseSession(c *Context, session int64) []string {
 	delete(t.ephemerals, session)
 	for _, p := range paths {
 		parentPath, name, _ := splitParent(p)
-		parent := t.find(parentPath)
-		t.remove(c, p, parentPath, parent, parent.child(name))
+		parentID, parent := t.findID(parentPath)
+		id, n := t.child(parent, name)
+		t.remove(c, p, parentPath, parentID, parent, id, n)
 	}
 	return paths
 }
@@ -458,10 +476,10 @@ func (t *Tree) Reapable(now int64, limit int) []string {
 	var out []string
 	for p := range t.reapable {
 		n := t.find(p)
-		if n.numChildren() > 0 {
+		if t.numChildren(n) > 0 {
 			continue
 		}
-		if n.kind == KindContainer && n.childCreates() > 0 || n.kind == KindTTL && now-n.mtime > n.ttl() {
+		if n.kind == KindContainer && t.childCreates(n) > 0 || n.kind == KindTTL && now-n.mtime > n.ttl() {
 			out = append(out, p)
 		}
 	}
