@@ -17,8 +17,11 @@ import (
 // BenchmarkMemoryPerZnode builds the tree zkload -fill builds on a server
 // (parents x children, 16-character names, 32 bytes of data each) and
 // reports the live heap it holds per znode, with and without a snapshot
-// captured: what the tree's layout costs, without Raft's log or the
-// server around it. b.N is ignored past one tree; run with -benchtime 1x.
+// open: what the tree's layout costs, without Raft's log or the server
+// around it; and how long a full collection takes with the tree in the
+// heap (gc-ms) and how many heap objects there are (objects/znode), which
+// is what the collector's work grows with. b.N is ignored past one tree;
+// run with -benchtime 1x.
 //
 //	go test -run '^$' -bench MemoryPerZnode -benchtime 1x ./tree
 func BenchmarkMemoryPerZnode(b *testing.B) {
@@ -29,6 +32,14 @@ func BenchmarkMemoryPerZnode(b *testing.B) {
 				t := fillTree(b, size.parents, size.children)
 				nodes := float64(size.parents * (1 + size.children))
 				b.ReportMetric(float64(liveHeap()-before)/nodes, "heap-B/znode")
+				start := time.Now()
+				for range 5 {
+					runtime.GC()
+				}
+				b.ReportMetric(time.Since(start).Seconds()*1000/5, "gc-ms")
+				var ms runtime.MemStats
+				runtime.ReadMemStats(&ms)
+				b.ReportMetric(float64(ms.HeapObjects)/nodes, "objects/znode")
 				snap := t.Snapshot(nil)
 				b.ReportMetric(float64(liveHeap()-before)/nodes, "with-snapshot-B/znode")
 				snap.Close()

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
-	"strings"
+	"unsafe"
 
 	"github.com/zkraft/zkraft/wire"
 )
@@ -241,47 +241,15 @@ func Restore(r io.Reader) (*Tree, error) {
 		reapable:   make(map[string]struct{}),
 		acls:       newACLTable(),
 	}
-	// byPath finds each restored node's parent; it is dropped once the
-	// tree is linked.
-	byPath := make(map[string]nodeID, min(count, 1<<20))
 	fr := wire.NewFrameReader(br, maxSnapshotRecord)
-	var links []link // version 1's
-	if version == 1 {
-		links = make([]link, 0, min(count, 1<<20))
-	}
-	for i := uint64(0); i < count; i++ {
-		frame, err := fr.Next()
-		if err != nil {
-			return nil, fmt.Errorf("%w: node %d: %w", ErrBadSnapshot, i, err)
-		}
-		path, acl, rec, err := decodeRecord(frame)
-		if err != nil {
-			return nil, fmt.Errorf("%w: node %d: %w", ErrBadSnapshot, i, err)
-		}
-		id, n := t.restoredNode(&rec)
-		n.acl = t.acls.ref(acl)
-		byPath[path] = id
-		if t.count++; len(byPath) != t.count {
-			return nil, fmt.Errorf("%w: duplicate node %s", ErrBadSnapshot, path)
-		}
-		t.restoreIndex(path, &rec, n)
-		t.maxCzxid = max(t.maxCzxid, n.czxid)
-		t.dataSize += int64(len(path) + int(n.dataLen))
-		if version == 1 && path != "/" {
-			links = append(links, link{path, id, rec.seq})
-		}
-	}
-	if t.root = byPath["/"]; t.root == 0 {
-		return nil, fmt.Errorf("%w: no root", ErrBadSnapshot)
-	}
 	var err error
 	if version == 1 {
-		if _, err := fr.Next(); err != io.EOF {
-			return nil, fmt.Errorf("%w: data after the %d nodes the header counts", ErrBadSnapshot, count)
-		}
-		err = t.relink(byPath, links)
+		err = t.restoreVersion1(fr, count)
 	} else {
-		err = t.readKids(fr, byPath)
+		err = t.restoreRecords(fr, count)
+		if err == nil {
+			err = t.readKids(fr)
+		}
 	}
 	if err != nil {
 		return nil, err
@@ -289,14 +257,109 @@ func Restore(r io.Reader) (*Tree, error) {
 	return t, nil
 }
 
+// restoreRecord makes the node of a snapshot's next record and indexes it.
+func (t *Tree) restoreRecord(fr *wire.FrameReader, i uint64) (string, nodeID, *record, error) {
+	frame, err := fr.Next()
+	if err != nil {
+		return "", 0, nil, fmt.Errorf("%w: node %d: %w", ErrBadSnapshot, i, err)
+	}
+	path, acl, rec, err := decodeRecord(frame)
+	if err != nil {
+		return "", 0, nil, fmt.Errorf("%w: node %d: %w", ErrBadSnapshot, i, err)
+	}
+	id, n := t.restoredNode(&rec)
+	n.acl = t.acls.ref(acl)
+	t.count++
+	t.restoreIndex(path, &rec, n)
+	t.maxCzxid = max(t.maxCzxid, n.czxid)
+	t.dataSize += int64(len(path) + int(n.dataLen))
+	return path, id, &rec, nil
+}
+
+// restoreRecords reads a version 2 snapshot's records, which come parents
+// first (each node after its parent), and puts each node in its parent's
+// set at the place its record holds, so that no index of paths is needed:
+// the parent is one of the ancestors of the record before, kept on a
+// stack, or else found from the root.
+func (t *Tree) restoreRecords(fr *wire.FrameReader, count uint64) error {
+	type ancestor struct {
+		path string
+		id   nodeID
+	}
+	var stack []ancestor
+	for i := range count {
+		path, id, rec, err := t.restoreRecord(fr, i)
+		if err != nil {
+			return err
+		}
+		if path == "/" {
+			if t.root != 0 {
+				return fmt.Errorf("%w: duplicate node /", ErrBadSnapshot)
+			}
+			t.root = id
+			stack = append(stack[:0], ancestor{path, id})
+			continue
+		}
+		parentPath := parentOf(path)
+		for len(stack) > 0 && stack[len(stack)-1].path != parentPath {
+			stack = stack[:len(stack)-1]
+		}
+		var parent *node
+		if len(stack) > 0 {
+			parent = t.nodes.at(stack[len(stack)-1].id)
+		} else if parent = t.find(parentPath); parent == nil {
+			return fmt.Errorf("%w: %s has no parent before it", ErrBadSnapshot, path)
+		}
+		if !t.parentKids(parent).set.restoreMember(baseName(path), id, rec.seq) {
+			return fmt.Errorf("%w: duplicate node %s", ErrBadSnapshot, path)
+		}
+		if rec.hasKids() {
+			stack = append(stack, ancestor{path, id})
+		}
+	}
+	if t.root == 0 {
+		return fmt.Errorf("%w: no root", ErrBadSnapshot)
+	}
+	return nil
+}
+
+// restoreVersion1 reads a version 1 snapshot, whose records came in any
+// order, each with its place among its parent's children, and links them
+// once all are read.
+func (t *Tree) restoreVersion1(fr *wire.FrameReader, count uint64) error {
+	// byPath finds each restored node's parent; it is dropped once the
+	// tree is linked.
+	byPath := make(map[string]nodeID, min(count, 1<<20))
+	links := make([]link, 0, min(count, 1<<20))
+	for i := range count {
+		path, id, rec, err := t.restoreRecord(fr, i)
+		if err != nil {
+			return err
+		}
+		byPath[path] = id
+		if len(byPath) != t.count {
+			return fmt.Errorf("%w: duplicate node %s", ErrBadSnapshot, path)
+		}
+		if path != "/" {
+			links = append(links, link{path, id, rec.seq})
+		}
+	}
+	if t.root = byPath["/"]; t.root == 0 {
+		return fmt.Errorf("%w: no root", ErrBadSnapshot)
+	}
+	if _, err := fr.Next(); err != io.EOF {
+		return fmt.Errorf("%w: data after the %d nodes the header counts", ErrBadSnapshot, count)
+	}
+	return t.relink(byPath, links)
+}
+
 // readKids reads the child lists after a version 2 snapshot's records, to
-// the end of the stream, and puts each child in its parent's set at its
-// recorded place. Every parent and child must be a node of the snapshot,
-// a name is listed once under its parent, and there must be as many names
-// as nodes other than the root.
-func (t *Tree) readKids(fr *wire.FrameReader, byPath map[string]nodeID) error {
+// the end of the stream: each child is a node the records put under its
+// parent, listed once, and takes the place listed; there must be as many
+// names as nodes other than the root.
+func (t *Tree) readKids(fr *wire.FrameReader) error {
 	linked := 0
-	var path []byte
+	listed := make([]uint64, (t.nodes.next+63)/64) // by node id
 	for {
 		frame, err := fr.Next()
 		if err == io.EOF {
@@ -307,41 +370,35 @@ func (t *Tree) readKids(fr *wire.FrameReader, byPath map[string]nodeID) error {
 		}
 		d := wire.NewDecoder(frame)
 		parentPath := d.String()
-		parent := byPath[parentPath]
+		parent := t.find(parentPath)
 		n := d.VectorLen(8)
-		if d.Err() != nil || parent == 0 {
+		if d.Err() != nil || parent == nil {
 			return fmt.Errorf("%w: children of %q: no such node (%v)", ErrBadSnapshot, parentPath, d.Err())
 		}
-		base := append(path[:0], parentPath...)
-		if len(base) > 1 {
-			base = append(base, '/')
-		}
+		k := t.kidsOf(parent)
 		for range n {
-			name, seq := d.String(), uint32(d.Int())
-			var child nodeID
-			if d.Err() == nil && name != "" && strings.IndexByte(name, '/') < 0 {
-				path = append(base, name...)
-				child = byPath[string(path)]
+			name, seq := d.StringBytes(), uint32(d.Int())
+			i, ok := -1, false
+			if d.Err() == nil && k != nil {
+				i, ok = k.set.lookup(unsafe.String(unsafe.SliceData(name), len(name)))
 			}
-			if child == 0 || !t.parentKids(t.nodes.at(parent)).set.restoreMember(name, child, seq) {
+			if !ok || listed[k.set.slots[i].e/64]&(1<<(k.set.slots[i].e%64)) != 0 {
 				return fmt.Errorf("%w: child %q of %q: not a node, listed twice, or cut short (%v)",
 					ErrBadSnapshot, name, parentPath, d.Err())
 			}
+			sl := &k.set.slots[i]
+			listed[sl.e/64] |= 1 << (sl.e % 64)
+			sl.seq = seq
 		}
 		if d.Remaining() != 0 {
 			return fmt.Errorf("%w: children of %q: trailing bytes", ErrBadSnapshot, parentPath)
 		}
 		linked += n
 	}
-	if linked == len(byPath)-1 {
-		return nil
+	if linked != t.count-1 {
+		return fmt.Errorf("%w: %d children listed for %d nodes", ErrBadSnapshot, linked, t.count-1)
 	}
-	for p, id := range byPath {
-		if parent := byPath[parentOf(p)]; p != "/" && (parent == 0 || t.childID(t.nodes.at(parent), baseName(p)) != id) {
-			return fmt.Errorf("%w: %s has no parent", ErrBadSnapshot, p)
-		}
-	}
-	return fmt.Errorf("%w: %d children listed for %d nodes", ErrBadSnapshot, linked, len(byPath)-1)
+	return nil
 }
 
 // restoredNode makes the node a record describes, with kids if it ever had
