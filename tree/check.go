@@ -22,7 +22,7 @@ func (t *Tree) Check() error {
 	count, reapable, ephemerals := 0, 0, 0
 	aclRefs := make([]int, len(t.acls.refs))
 	aclRefs[openACL] = 1 // held for good
-	live := make([]int, len(t.arena.chunks))
+	live := make([]int, len(t.arena.chunks.items))
 	withKids := 0
 	t.walk(func(p string, n *node) {
 		count++
@@ -67,7 +67,7 @@ func (t *Tree) Check() error {
 	if !slices.Equal(aclRefs, t.acls.refs) {
 		bad("ACL lists referred to %v times, counted %v", t.acls.refs, aclRefs)
 	}
-	for c, ch := range t.arena.chunks {
+	for c, ch := range t.arena.chunks.items {
 		if ch.live != live[c] {
 			bad("data chunk %d counts %d live bytes, nodes hold %d", c, ch.live, live[c])
 		}
@@ -75,7 +75,7 @@ func (t *Tree) Check() error {
 	if used := int(t.nodes.next) - 1 - len(t.nodes.free); t.undo == nil && t.nodes.next > 0 && used != count {
 		bad("node table holds %d nodes, the tree %d", used, count)
 	}
-	if sets := len(t.kidsTab.sets) - 1 - len(t.kidsTab.free); len(t.kidsTab.sets) > 0 && sets != withKids {
+	if sets := t.kidsTab.used(); sets != withKids {
 		bad("kids table holds %d sets, nodes refer to %d", sets, withKids)
 	}
 	if size != t.dataSize {

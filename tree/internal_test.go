@@ -196,7 +196,7 @@ func TestTree_CheckReportsViolations(t *testing.T) {
 		{name: "data chunk count", corrupt: func(tr *Tree) {
 			_, err := tr.SetData(newTestCtx(4), "/p", []byte("x"), -1)
 			require.Equal(t, wire.CodeOK, err)
-			tr.arena.chunks[tr.lookup("/p").data.chunk].live++
+			tr.arena.chunks.items[tr.lookup("/p").data.chunk].live++
 		}},
 		{name: "node table", corrupt: func(tr *Tree) { tr.nodes.alloc() }},
 		{name: "data size", corrupt: func(tr *Tree) { tr.dataSize++ }},

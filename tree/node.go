@@ -86,7 +86,7 @@ func (t *Tree) kidsOf(n *node) *kids {
 	if n.kids == 0 {
 		return nil
 	}
-	return t.kidsTab.sets[n.kids]
+	return t.kidsTab.items[n.kids]
 }
 
 // child returns the child of n called name, or 0 and nil.
@@ -130,7 +130,7 @@ func (t *Tree) parentKids(n *node) *kids {
 	if n.kids == 0 {
 		n.kids = t.kidsTab.add(&kids{set: javaSet[nodeID]{init: childrenInitBits}, pzxid: n.czxid})
 	}
-	return t.kidsTab.sets[n.kids]
+	return t.kidsTab.items[n.kids]
 }
 
 // stat returns n's Stat as clients see it.

@@ -58,32 +58,37 @@ func (s *nodeTable) release(id nodeID) {
 	s.free = append(s.free, id)
 }
 
-// kidsTable holds the child sets of a tree's nodes, by the index a node
-// holds (0 is none). Only nodes that have had a child have one, so it is
-// a small table of pointers beside the nodes.
-type kidsTable struct {
-	sets []*kids
-	free []uint32
+// table is a slice whose released indices are handed out again first;
+// index 0 is never handed out, so that it can mean none.
+type table[T any] struct {
+	items []T
+	free  []uint32
 }
 
-func (k *kidsTable) add(set *kids) uint32 {
-	if len(k.sets) == 0 {
-		k.sets = append(k.sets, nil) // index 0 is none
+func (s *table[T]) add(v T) uint32 {
+	if len(s.items) == 0 {
+		var none T
+		s.items = append(s.items, none)
 	}
-	if n := len(k.free); n > 0 {
-		i := k.free[n-1]
-		k.free = k.free[:n-1]
-		k.sets[i] = set
+	if n := len(s.free); n > 0 {
+		i := s.free[n-1]
+		s.free = s.free[:n-1]
+		s.items[i] = v
 		return i
 	}
-	k.sets = append(k.sets, set)
-	return uint32(len(k.sets) - 1)
+	s.items = append(s.items, v)
+	return uint32(len(s.items) - 1)
 }
 
-func (k *kidsTable) release(i uint32) {
-	k.sets[i] = nil
-	k.free = append(k.free, i)
+// release zeroes item i and lets add hand i out again.
+func (s *table[T]) release(i uint32) {
+	var zero T
+	s.items[i] = zero
+	s.free = append(s.free, i)
 }
+
+// used returns how many items are handed out.
+func (s *table[T]) used() int { return max(0, len(s.items)-1-len(s.free)) }
 
 // dataRef is where a node's data is: an item at off in chunk of its tree's
 // data arena. Chunk 0 holds no item: {0, 0} is no data (nil), {0, 1} empty
@@ -114,10 +119,9 @@ const (
 // a snapshot's copy) keeps its bytes, its chunk kept alive by the
 // collector for as long as it is used.
 type dataArena struct {
-	chunks []dataChunk
-	cur    uint32   // the chunk being filled; 0 before the first
-	free   []uint32 // dropped chunks' numbers
-	last   int      // the size of the last chunk made
+	chunks table[dataChunk] // by number; a dropped chunk's number is reused
+	cur    uint32           // the chunk being filled; 0 before the first
+	last   int              // the size of the last chunk made
 }
 
 type dataChunk struct {
@@ -136,7 +140,7 @@ func (t *Tree) dataOf(n *node) []byte {
 		return nil
 	}
 	start := int(r.off) + dataHeader
-	return t.arena.chunks[r.chunk].buf[start : start+int(n.dataLen) : start+int(n.dataLen)]
+	return t.arena.chunks.items[r.chunk].buf[start : start+int(n.dataLen) : start+int(n.dataLen)]
 }
 
 // setNodeData makes a copy of b the data of n, whose id is id, and lets its
@@ -168,7 +172,7 @@ func (t *Tree) dropData(r dataRef, size uint32) {
 		return
 	}
 	a := &t.arena
-	c := &a.chunks[r.chunk]
+	c := &a.chunks.items[r.chunk]
 	c.live -= dataHeader + int(size)
 	if r.chunk != a.cur && c.live*2 < len(c.buf) {
 		t.compact(r.chunk)
@@ -185,11 +189,11 @@ func (t *Tree) putData(id nodeID, b []byte) dataRef {
 		c := a.newChunk(size)
 		return a.append(c, id, b)
 	}
-	for a.cur == 0 || len(a.chunks[a.cur].buf)+size > cap(a.chunks[a.cur].buf) {
+	for a.cur == 0 || len(a.chunks.items[a.cur].buf)+size > cap(a.chunks.items[a.cur].buf) {
 		full := a.cur
 		a.last = min(dataChunkMax, max(dataChunkMin, 2*a.last))
 		a.cur = a.newChunk(max(a.last, size))
-		if full != 0 && a.chunks[full].live*2 < len(a.chunks[full].buf) {
+		if full != 0 && a.chunks.items[full].live*2 < len(a.chunks.items[full].buf) {
 			t.compact(full) // into the new chunk, which may fill and be left in turn
 		}
 	}
@@ -197,7 +201,7 @@ func (t *Tree) putData(id nodeID, b []byte) dataRef {
 }
 
 func (a *dataArena) append(c uint32, id nodeID, b []byte) dataRef {
-	ch := &a.chunks[c]
+	ch := &a.chunks.items[c]
 	off := len(ch.buf)
 	ch.buf = binary.LittleEndian.AppendUint32(ch.buf, uint32(id))
 	ch.buf = binary.LittleEndian.AppendUint32(ch.buf, uint32(len(b)))
@@ -208,18 +212,7 @@ func (a *dataArena) append(c uint32, id nodeID, b []byte) dataRef {
 
 // newChunk makes a chunk of capacity size and returns its number.
 func (a *dataArena) newChunk(size int) uint32 {
-	ch := dataChunk{buf: make([]byte, 0, size)}
-	if len(a.chunks) == 0 {
-		a.chunks = append(a.chunks, dataChunk{}) // chunk 0 holds no item
-	}
-	if n := len(a.free); n > 0 {
-		c := a.free[n-1]
-		a.free = a.free[:n-1]
-		a.chunks[c] = ch
-		return c
-	}
-	a.chunks = append(a.chunks, ch)
-	return uint32(len(a.chunks) - 1)
+	return a.chunks.add(dataChunk{buf: make([]byte, 0, size)})
 }
 
 // compact copies the live items of chunk c to the chunk being filled,
@@ -227,8 +220,8 @@ func (a *dataArena) newChunk(size int) uint32 {
 // ref is still it.
 func (t *Tree) compact(c uint32) {
 	a := &t.arena
-	buf := a.chunks[c].buf
-	if a.chunks[c].live > 0 {
+	buf := a.chunks.items[c].buf
+	if a.chunks.items[c].live > 0 {
 		for off := 0; off < len(buf); {
 			id := nodeID(binary.LittleEndian.Uint32(buf[off:]))
 			size := int(binary.LittleEndian.Uint32(buf[off+4:]))
@@ -240,14 +233,13 @@ func (t *Tree) compact(c uint32) {
 			off += dataHeader + size
 		}
 	}
-	a.chunks[c] = dataChunk{}
-	a.free = append(a.free, c)
+	a.chunks.release(c)
 }
 
 // arenaBytes returns the bytes the arena's chunks hold, live or dead, and
 // their capacity (tests and benchmarks).
 func (a *dataArena) arenaBytes() (used, capacity int) {
-	for _, c := range a.chunks {
+	for _, c := range a.chunks.items {
 		used += len(c.buf)
 		capacity += cap(c.buf)
 	}

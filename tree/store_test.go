@@ -89,7 +89,7 @@ func TestDataArena_ChurnKeepsDataAndBoundsTheArena(t *testing.T) {
 		used, _ := tr.arena.arenaBytes()
 		assert.LessOrEqual(t, used, 2*live+2*dataChunkMax, "round %d: arena holds %d bytes for %d live", round, used, live)
 	}
-	assert.NotEmpty(t, tr.arena.free, "chunks were compacted and dropped")
+	assert.NotEmpty(t, tr.arena.chunks.free, "chunks were compacted and dropped")
 }
 
 // TestDataArena_NilAndEmptyData checks that no data and empty data stay

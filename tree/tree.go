@@ -15,7 +15,7 @@ type Tree struct {
 	// nodes, kidsTab and arena hold the nodes, their child sets and their
 	// data (store.go).
 	nodes   nodeTable
-	kidsTab kidsTable
+	kidsTab table[*kids]
 	arena   dataArena
 	// held are the nodes a multi under way removed: released when it
 	// succeeds, given back by its undo when it fails.

@@ -145,7 +145,7 @@ func (t *Tree) preserveFor(id nodeID, n *node) {
 		if was == nil {
 			was = &kept{n: *n, data: t.dataOf(n), kids: t.kidsOf(n)}
 			if was.kids != nil {
-				t.kidsTab.sets[n.kids] = was.kids.clone()
+				t.kidsTab.items[n.kids] = was.kids.clone()
 			}
 		}
 		s.pre[id] = was
