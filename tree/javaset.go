@@ -52,7 +52,7 @@ func javaBin(h int32, bits uint8) int {
 type javaSet[E comparable] struct {
 	// slots is an open-addressing table of the names, their places and
 	// their entries, by a seeded hash of the name (nameHash, see home),
-	// probed linearly. It grows by half past seven eighths full, and is
+	// probed linearly. It grows by half past four fifths full, and is
 	// nil when the set is empty.
 	slots []slot[E]
 	// names holds the names' bytes, which slots point into; bytes are
@@ -201,7 +201,7 @@ func (s *javaSet[E]) restoreMember(name string, e E, seq uint32) bool {
 	}
 	if s.slots == nil {
 		size := 8
-		for size*7 < (min(3<<s.bits/4, int(s.next))+1)*8 {
+		for full(min(3<<s.bits/4, int(s.next))+1, size) {
 			size = size * 3 / 2
 		}
 		s.slots = newSlots[E](size)

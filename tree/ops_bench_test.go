@@ -90,4 +90,26 @@ func BenchmarkOps(b *testing.B) {
 		}
 	})
 	b.Run("CreateDeleteListed", createDelete)
+	// CreateMany makes b.N new children of one new parent, as zkload's
+	// create workload does: a child set that keeps growing.
+	b.Run("CreateMany", func(b *testing.B) {
+		zxid++
+		parent := fmt.Sprintf("/many%d", zxid)
+		args := tree.CreateArgs{Op: wire.OpCreate, Path: parent, ACL: wire.OpenACLUnsafe, TTL: -1}
+		if _, _, code := t.Create(&tree.Context{Zxid: zxid, Time: zxid}, args); code != wire.CodeOK {
+			b.Fatal(code)
+		}
+		paths := make([]string, b.N)
+		for i := range paths {
+			paths[i] = fmt.Sprintf("%s/n%010d", parent, i)
+		}
+		b.ResetTimer()
+		for i := range b.N {
+			zxid++
+			args.Path = paths[i]
+			if _, _, code := t.Create(&tree.Context{Zxid: zxid, Time: zxid}, args); code != wire.CodeOK {
+				b.Fatal(code)
+			}
+		}
+	})
 }

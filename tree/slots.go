@@ -62,12 +62,12 @@ func (s *javaSet[E]) all(yield func(string, E) bool) {
 }
 
 // store puts name, which is not in the set, into the table with its
-// place, growing the table past seven eighths full.
+// place, growing the table past four fifths full (see full).
 func (s *javaSet[E]) store(name string, e E, seq uint32) {
 	if name == "" {
 		panic("tree: empty name in a set")
 	}
-	if (s.n+1)*8 > len(s.slots)*7 {
+	if full(s.n+1, len(s.slots)) {
 		s.grow(max(8, len(s.slots)*3/2))
 	}
 	if len(s.names)+len(name) > cap(s.names) {
@@ -78,6 +78,12 @@ func (s *javaSet[E]) store(name string, e E, seq uint32) {
 	s.insertSlot(slot[E]{off: uint32(off), size: uint32(len(name)), hash: nameHash(name), seq: seq, e: e})
 	s.n++
 }
+
+// full reports whether a table of size slots is too full for n names.
+// Linear probing looks at 1/2(1 + 1/(1-a)^2) slots to find that a name is
+// not there at load a: 32 at seven eighths, 13 at four fifths; a create
+// looks twice (the tree's check, then the insert).
+func full(n, size int) bool { return n*5 > size*4 }
 
 // repack copies the live names to a new array with room for extra more
 // bytes and a quarter to spare, leaving the old array as it is (strings
