@@ -63,8 +63,27 @@ func (c *churner) big() string {
 // gone or taken do not matter.
 func (c *churner) step() {
 	tr := c.tr
-	for range 20 {
-		tr.SetData(c.ctx(), c.big(), []byte("changed"), -1)
+	for i := range 20 {
+		// Data of every size, a chunk of its own now and then, so that the
+		// data arena compacts its chunks while the snapshot reads them.
+		data := []byte("changed")
+		switch i % 10 {
+		case 0:
+			data = bytes.Repeat([]byte{byte(c.zxid)}, 1+c.rng.IntN(2000))
+		case 1:
+			if c.rng.IntN(10) == 0 {
+				data = bytes.Repeat([]byte{byte(c.zxid)}, 70_000)
+			}
+		}
+		tr.SetData(c.ctx(), c.big(), data, -1)
+	}
+	// Nodes made one after the other have their data side by side: new
+	// data for a run of them leaves chunks mostly dead, which the arena
+	// compacts (copies out and drops) while the snapshot still holds the
+	// old data.
+	from := c.rng.IntN(2 * tree.SnapshotChunk)
+	for i := range 400 {
+		tr.SetData(c.ctx(), fmt.Sprintf("/big/c%05d", from+i), []byte("rewritten"), -1)
 	}
 	for range 5 {
 		tr.Delete(c.ctx(), c.big(), -1)
