@@ -224,3 +224,38 @@ func (c *conn) flushNow() {
 		c.signal()
 	}
 }
+
+// flushInline is how many connections a fan-out flushes on the applying
+// goroutine itself; more are handed to a goroutine.
+const flushInline = 4
+
+// flush writes out the queues of connections a change just queued
+// notifications on: a few on the caller's goroutine, more on another
+// (flushAsync).
+func (s *Server) flush(conns []*conn) {
+	if len(conns) > flushInline {
+		s.flushAsync(conns)
+		return
+	}
+	for _, c := range conns {
+		c.flushNow()
+	}
+}
+
+// flushAsync writes out the queues of conns on a goroutine of its own,
+// each in turn, so that a change watched by thousands costs a goroutine
+// per batch (watchRegistry.fire hands off batches of them while it
+// queues the rest) and one write per watcher, not a writer goroutine woken
+// for each. The notifications are already queued: what each connection
+// receives, and in what order, does not depend on when it is flushed.
+func (s *Server) flushAsync(conns []*conn) {
+	if !s.goOwned("watch-flush", func() {
+		for _, c := range conns {
+			c.flushNow()
+		}
+	}) {
+		for _, c := range conns { // shutting down: the writers close with their connections
+			c.signal()
+		}
+	}
+}
