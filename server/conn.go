@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/zkraft/zkraft/raftfsm"
@@ -17,18 +18,11 @@ import (
 	"github.com/zkraft/zkraft/wire"
 )
 
-const (
-	// writeTimeout bounds one write to a client.
-	writeTimeout = 30 * time.Second
-	// keptOutBuffer is the largest outbound buffer a connection keeps for
-	// reuse once written; larger ones are given back.
-	keptOutBuffer = 64 << 10
-)
-
 // conn is one client connection: a reader goroutine (serve) that decodes
 // frames and runs the session's request pipeline, and a writer goroutine
-// (writeLoop) that owns the socket's write side and drains the outbound
-// queue of replies and notifications in order.
+// (writeLoop) that drains the outbound queue of replies and notifications
+// in order; a watch fan-out may write the queue itself while it holds the
+// write turn (outbound.go).
 type conn struct {
 	srv    *Server
 	nc     net.Conn
@@ -38,11 +32,14 @@ type conn struct {
 	log    *slog.Logger
 	stats  connStats
 
-	omu       sync.Mutex // guards out, closed, finishing
-	out       []byte     // framed replies and notifications not yet written
+	raw       syscall.RawConn // the socket's descriptor for writes that must not wait; nil if it has none
+	omu       sync.Mutex      // guards out, spare, writing, closed, finishing
+	out       []byte          // framed replies and notifications not yet written
+	spare     []byte          // the buffer out is swapped with when written
+	writing   bool            // a goroutine has the write turn (see outbound.go)
 	closed    bool
-	finishing bool // close once out is written
-	wake      chan struct{}
+	finishing bool          // close once out is written
+	wake      chan struct{} // wakes writeLoop
 	done      chan struct{} // closed when the connection is closed
 	closeOnce sync.Once
 
@@ -72,6 +69,7 @@ type conn struct {
 	// Watch bookkeeping, guarded by the watch registry's mutex.
 	dataPaths  map[string]struct{}
 	childPaths map[string]struct{}
+	fired      uint64 // the registry's seq of the last trigger that notified it
 }
 
 func (s *Server) acceptLoop(ln net.Listener) {
@@ -108,6 +106,9 @@ func (s *Server) newConn(nc net.Conn) *conn {
 		log:  s.log.With("peer", remote),
 		wake: make(chan struct{}, 1),
 		done: make(chan struct{}),
+	}
+	if sc, ok := nc.(syscall.Conn); ok {
+		c.raw, _ = sc.SyscallConn()
 	}
 	c.setAuth([]wire.Id{{Scheme: "ip", ID: ip}})
 	c.stats.established = time.Now()
@@ -399,82 +400,6 @@ func (c *conn) sendConnectResponse(req *wire.ConnectRequest, id int64, passwd []
 		resp.TimeOut = int32(c.timeout.Milliseconds())
 	}
 	c.queue(resp.Append)
-}
-
-// queue appends one frame, built by body, to the outbound queue and wakes the
-// writer, and returns the frame's size (0 if the connection is closing). It
-// never blocks; a client that lets too much pile up is closed.
-func (c *conn) queue(body func([]byte) []byte) int {
-	c.omu.Lock()
-	if c.closed || c.finishing {
-		c.omu.Unlock()
-		return 0
-	}
-	var start int
-	c.out, start = wire.StartFrame(c.out)
-	c.out = body(c.out)
-	c.out = wire.EndFrame(c.out, start)
-	size := len(c.out) - start
-	over := len(c.out) > c.srv.cfg.MaxQueuedBytes
-	c.omu.Unlock()
-	c.stats.sentOne()
-	st := &c.srv.stats
-	st.sent.Add(1)
-	st.responseBytes.Add(int64(size))
-	st.responseSizes.Add(size)
-	if over {
-		c.log.Warn("closing connection: client is not reading its replies", "max_queued_bytes", c.srv.cfg.MaxQueuedBytes)
-		c.close("outbound queue full")
-		return size
-	}
-	c.signal()
-	return size
-}
-
-func (c *conn) signal() {
-	select {
-	case c.wake <- struct{}{}:
-	default:
-	}
-}
-
-// finish closes the connection once everything queued has been written.
-func (c *conn) finish() {
-	c.omu.Lock()
-	c.finishing = true
-	c.omu.Unlock()
-	c.signal()
-}
-
-// writeLoop is the only writer of the socket.
-func (c *conn) writeLoop() {
-	var buf []byte
-	for {
-		select {
-		case <-c.wake:
-		case <-c.done:
-			return
-		}
-		c.omu.Lock()
-		buf, c.out = c.out, buf[:0]
-		finishing := c.finishing && len(buf) == 0
-		c.omu.Unlock()
-		if len(buf) > 0 {
-			c.nc.SetWriteDeadline(time.Now().Add(writeTimeout))
-			if _, err := c.nc.Write(buf); err != nil {
-				c.close("write: " + err.Error())
-				return
-			}
-			if cap(buf) > keptOutBuffer {
-				buf = nil // a burst of large replies does not stay with an idle client
-			}
-			c.signal() // look again: finishing, or more queued meanwhile
-		}
-		if finishing {
-			c.close("finished")
-			return
-		}
-	}
 }
 
 // close closes the socket and stops both goroutines. It takes no lock but

@@ -37,7 +37,7 @@
 // # Lock order
 //
 // raftfsm.FSM's lock, then Server.mu, then watchRegistry.mu, then a conn's
-// omu or pmu. pendingTable.mu, conn stats locks and member.Node's locks
-// are leaves (the Node calls Host holding none of them). conn.close takes
+// omu or pmu. pendingTable.mu, conn stats locks, the goroutine group's
+// lock and member.Node's locks are leaves (the Node calls Host holding none of them). conn.close takes
 // only the connection's own lock, so it is safe anywhere.
 package server

@@ -63,6 +63,13 @@ func (s *serverStats) reset() {
 	}
 }
 
+// queued counts n frames of size bytes queued to clients.
+func (s *serverStats) queued(size, n int) {
+	s.sent.Add(int64(n))
+	s.responseBytes.Add(int64(size * n))
+	s.responseSizes.Add(size) // the same size n times: once tells the last, least and largest
+}
+
 // watchersNotified records how many watchers one event notified.
 func (s *serverStats) watchersNotified(ev wire.EventType, n int) {
 	if n == 0 {

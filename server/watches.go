@@ -38,6 +38,7 @@ type watchRegistry struct {
 	tables     [2]map[string]map[*conn]mode
 	recursives int          // recursive watches registered; 0 means no ancestor walk
 	watches    int          // watches in both tables
+	seq        uint64       // triggers fired; a connection's fired is the last that notified it
 	changed    *changes     // told when a watch comes or goes
 	stats      *serverStats // counts the watchers each event notifies
 }
@@ -161,47 +162,106 @@ func (w *watchRegistry) removeSome(c *conn, t table, paths []string) []string {
 	return paths[n:]
 }
 
-// fire delivers the events of a change's triggers to the watchers that
-// may read the node each is about (tree.Trigger.ACL), as ZooKeeper's
-// DataTree does: NodeCreated and NodeDataChanged fire the data table;
+// fire queues the events of a change's triggers on the watchers that may
+// read the node each is about (tree.Trigger.ACL), as ZooKeeper's DataTree
+// does: NodeCreated and NodeDataChanged fire the data table;
 // NodeChildrenChanged the child table; NodeDeleted the data table, then the
 // child table for connections the data table did not already notify.
-func (w *watchRegistry) fire(triggers []tree.Trigger) {
+//
+// Writers are not woken one by one: the connections queued on are handed
+// in batches to handoff (Server.flushAsync), which writes them while the
+// rest are queued; fire returns the last connections it queued on, fewer
+// than a batch, for the caller to flush once the lock is released.
+func (w *watchRegistry) fire(triggers []tree.Trigger, handoff func([]*conn)) (told []*conn) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	d := delivery{handoff: handoff, batch: firstBatch}
 	for _, tr := range triggers {
+		w.seq++
+		d.start(tr)
 		var n int
 		switch tr.Event {
 		case wire.EventNodeDeleted:
-			notified := w.fireTable(tableData, tr, nil)
-			n = len(notified) + len(w.fireTable(tableChild, tr, notified))
+			n = w.fireTable(tableData, tr, &d) + w.fireTable(tableChild, tr, &d)
 		case wire.EventNodeChildrenChanged:
-			n = len(w.fireTable(tableChild, tr, nil))
+			n = w.fireTable(tableChild, tr, &d)
 		default:
-			n = len(w.fireTable(tableData, tr, nil))
+			n = w.fireTable(tableData, tr, &d)
 		}
 		w.stats.watchersNotified(tr.Event, n)
+		if d.queued > 0 {
+			w.stats.queued(len(d.frame), d.queued)
+			w.stats.watchBytes.Add(int64(len(d.frame) * d.queued))
+		}
+	}
+	return d.told
+}
+
+// fire hands off the connections it notified firstBatch at a time at
+// first, then twice as many each time up to flushBatch: the first
+// notifications go out at once, the many that follow in few hand-offs.
+const (
+	firstBatch = 16
+	flushBatch = 256
+)
+
+// delivery queues one trigger's notification, encoded once, on the
+// connections it notifies, and hands them off in batches to be flushed.
+type delivery struct {
+	tr      tree.Trigger
+	frame   []byte
+	queued  int     // connections the frame was queued on
+	told    []*conn // queued on, not yet handed off
+	batch   int     // how many make the next hand-off
+	handoff func([]*conn)
+}
+
+func (d *delivery) start(tr tree.Trigger) {
+	d.tr, d.frame, d.queued = tr, nil, 0
+}
+
+// notify queues the notification on c if c may read the node: a watcher
+// that may not is not told (the watch is used up all the same), as
+// ZooKeeper checks at delivery.
+func (d *delivery) notify(c *conn) {
+	if !c.mayRead(d.tr.ACL) {
+		return
+	}
+	if d.frame == nil {
+		d.frame = eventFrame(d.tr.Event, d.tr.Path)
+	}
+	if !c.queueFramed(d.frame) {
+		return
+	}
+	d.queued++
+	d.told = append(d.told, c)
+	if len(d.told) == d.batch {
+		d.handoff(d.told)
+		d.told, d.batch = nil, min(2*d.batch, flushBatch)
 	}
 }
 
-// fireTable sends tr's event to every watcher of table t on tr's path (and,
-// for recursive watches, on its ancestors) except those in skip, removes the
-// one-shot watches it fired, and returns the connections it notified.
-func (w *watchRegistry) fireTable(t table, tr tree.Trigger, skip map[*conn]bool) map[*conn]bool {
-	var notified map[*conn]bool
+// eventFrame returns the framed notification of ev on path.
+func eventFrame(ev wire.EventType, path string) []byte {
+	b, start := wire.StartFrame(nil)
+	b = wire.ReplyHeader{Xid: wire.XidNotification, Zxid: -1}.Append(b)
+	e := wire.WatcherEvent{Type: ev, State: wire.StateSyncConnected, Path: path}
+	b = e.Append(b)
+	return wire.EndFrame(b, start)
+}
+
+// fireTable fires the watches of table t on tr's path (and, for recursive
+// watches, on its ancestors), removing the one-shot ones, and returns how
+// many connections it notified. A connection is notified once per trigger
+// (w.seq), whatever the table or path of its watches.
+func (w *watchRegistry) fireTable(t table, tr tree.Trigger, d *delivery) (n int) {
 	notify := func(c *conn) {
-		if skip[c] || notified[c] {
+		if c.fired == w.seq {
 			return
 		}
-		if notified == nil {
-			notified = make(map[*conn]bool)
-		}
-		notified[c] = true
-		// A watcher that may not read the node is not told (the watch is
-		// used up all the same), as ZooKeeper checks at delivery.
-		if c.mayRead(tr.ACL) {
-			c.event(tr.Event, tr.Path)
-		}
+		c.fired = w.seq
+		n++
+		d.notify(c)
 	}
 	for p, self := tr.Path, true; ; p, self = parentPath(p), false {
 		for c, m := range w.tables[t][p] {
@@ -218,7 +278,7 @@ func (w *watchRegistry) fireTable(t table, tr tree.Trigger, skip map[*conn]bool)
 			}
 		}
 		if w.recursives == 0 || p == "/" {
-			return notified
+			return n
 		}
 	}
 }

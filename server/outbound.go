@@ -1,0 +1,261 @@
+package server
+
+import (
+	"errors"
+	"os"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/zkraft/zkraft/wire"
+)
+
+// A connection's outbound side. Replies and notifications are appended to
+// its queue (conn.out), which never blocks, and written to the socket by
+// whichever goroutine holds the connection's write turn (conn.writing):
+// its writer goroutine (writeLoop), woken for each reply; or, for a watch
+// fan-out, one of the few goroutines that flush the notified connections
+// (Server.flush), which write each socket once, without waiting, and wake
+// the writer goroutine only for what did not fit. Only the turn's holder
+// writes, and it always takes the whole queue, so bytes go out in the
+// order they were queued, whoever writes them.
+
+const (
+	// writeTimeout bounds a write to a client that has to wait for room in
+	// its socket.
+	writeTimeout = 30 * time.Second
+	// keptOutBuffer is the largest outbound buffer a connection keeps for
+	// reuse once written; larger ones are given back.
+	keptOutBuffer = 64 << 10
+)
+
+// queue appends one frame, built by body, to the outbound queue and wakes the
+// writer, and returns the frame's size (0 if the connection is closing). It
+// never blocks; a client that lets too much pile up is closed.
+func (c *conn) queue(body func([]byte) []byte) int {
+	c.omu.Lock()
+	if c.closed || c.finishing {
+		c.omu.Unlock()
+		return 0
+	}
+	var start int
+	c.out, start = wire.StartFrame(c.out)
+	c.out = body(c.out)
+	c.out = wire.EndFrame(c.out, start)
+	size := len(c.out) - start
+	over := len(c.out) > c.srv.cfg.MaxQueuedBytes
+	c.omu.Unlock()
+	c.stats.sentOne()
+	c.srv.stats.queued(size, 1)
+	if c.overflowed(over) {
+		return size
+	}
+	c.signal()
+	return size
+}
+
+// queueFramed appends a frame built beforehand (one notification, the
+// same for every watcher) without waking the writer: the caller flushes
+// the connection. It reports whether the frame was queued; the caller
+// counts it in the server's figures.
+func (c *conn) queueFramed(frame []byte) bool {
+	c.omu.Lock()
+	if c.closed || c.finishing {
+		c.omu.Unlock()
+		return false
+	}
+	c.out = append(c.out, frame...)
+	over := len(c.out) > c.srv.cfg.MaxQueuedBytes
+	c.omu.Unlock()
+	c.stats.sentOne()
+	return !c.overflowed(over)
+}
+
+// overflowed closes the connection if its queue went over MaxQueuedBytes.
+func (c *conn) overflowed(over bool) bool {
+	if over {
+		c.log.Warn("closing connection: client is not reading its replies", "max_queued_bytes", c.srv.cfg.MaxQueuedBytes)
+		c.close("outbound queue full")
+	}
+	return over
+}
+
+func (c *conn) signal() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// finish closes the connection once everything queued has been written.
+func (c *conn) finish() {
+	c.omu.Lock()
+	c.finishing = true
+	c.omu.Unlock()
+	c.signal()
+}
+
+// takeTurn takes the write turn and the queue, if the queue holds bytes
+// and nobody has the turn. finished reports a finishing connection whose
+// queue is written.
+func (c *conn) takeTurn() (buf []byte, ok, finished bool) {
+	c.omu.Lock()
+	defer c.omu.Unlock()
+	if c.writing || c.closed {
+		return nil, false, false
+	}
+	if len(c.out) == 0 {
+		return nil, false, c.finishing
+	}
+	c.writing = true
+	buf, c.out, c.spare = c.out, c.spare[:0], nil
+	return buf, true, false
+}
+
+// giveTurn gives the write turn back after n bytes of buf were written;
+// the rest goes back to the head of the queue. It reports whether the
+// queue needs the writer goroutine: bytes left or queued meanwhile, or a
+// connection to finish.
+func (c *conn) giveTurn(buf []byte, n int) (more bool) {
+	c.omu.Lock()
+	defer c.omu.Unlock()
+	if n < len(buf) {
+		left := copy(buf, buf[n:])
+		buf = append(buf[:left], c.out...)
+		buf, c.out = c.out, buf
+	}
+	if cap(buf) <= keptOutBuffer { // a burst of large replies does not stay with an idle client
+		c.spare = buf[:0]
+	}
+	c.writing = false
+	return len(c.out) > 0 || c.finishing
+}
+
+// writeLoop is the connection's writer goroutine: woken when something is
+// queued, it writes the queue unless another goroutine has the turn (that
+// one wakes it again when it gives the turn back with bytes left).
+func (c *conn) writeLoop() {
+	for {
+		select {
+		case <-c.wake:
+		case <-c.done:
+			return
+		}
+		for {
+			buf, ok, finished := c.takeTurn()
+			if finished {
+				c.close("finished")
+				return
+			}
+			if !ok {
+				break
+			}
+			if err := c.writeAll(buf); err != nil {
+				c.close("write: " + err.Error())
+				return
+			}
+			c.giveTurn(buf, len(buf))
+		}
+	}
+}
+
+// writeAll writes buf, waiting for room in the socket if it must.
+func (c *conn) writeAll(buf []byte) error {
+	if c.raw != nil {
+		n, err := c.writeNow(buf)
+		if err != nil || n == len(buf) {
+			return err
+		}
+		buf = buf[n:]
+	}
+	c.nc.SetWriteDeadline(time.Now().Add(writeTimeout))
+	_, err := c.nc.Write(buf)
+	if c.raw != nil {
+		// writeNow must not find this deadline expired once the socket is idle.
+		c.nc.SetWriteDeadline(time.Time{})
+	}
+	return err
+}
+
+// writeNow writes what the socket takes of buf at once, without waiting
+// and without a deadline, and returns how many bytes that was.
+func (c *conn) writeNow(buf []byte) (int, error) {
+	var n int
+	var werr error
+	err := c.raw.Write(func(fd uintptr) bool {
+		for {
+			n, werr = unix.Write(int(fd), buf)
+			if werr != unix.EINTR {
+				return true // never wait here
+			}
+		}
+	})
+	switch {
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return 0, nil // left to writeAll, which sets a deadline of its own
+	case err != nil:
+		return 0, err
+	case werr == unix.EAGAIN:
+		return 0, nil
+	case werr != nil:
+		return 0, werr
+	}
+	return n, nil
+}
+
+// flushNow writes the connection's queue as far as its socket takes it
+// without waiting, unless another goroutine has the turn, and wakes the
+// writer goroutine for whatever is left.
+func (c *conn) flushNow() {
+	if c.raw == nil {
+		c.signal()
+		return
+	}
+	buf, ok, _ := c.takeTurn()
+	if !ok {
+		return // the holder looks at the queue again when it gives the turn back
+	}
+	n, err := c.writeNow(buf)
+	if err != nil {
+		c.close("write: " + err.Error())
+		return
+	}
+	if c.giveTurn(buf, n) {
+		c.signal()
+	}
+}
+
+// flushInline is how many connections a fan-out flushes on the applying
+// goroutine itself; more are handed to a goroutine.
+const flushInline = 4
+
+// flush writes out the queues of connections a change just queued
+// notifications on: a few on the caller's goroutine, more on another
+// (flushAsync).
+func (s *Server) flush(conns []*conn) {
+	if len(conns) > flushInline {
+		s.flushAsync(conns)
+		return
+	}
+	for _, c := range conns {
+		c.flushNow()
+	}
+}
+
+// flushAsync writes out the queues of conns on a goroutine of its own,
+// each in turn, so that a change watched by thousands costs a goroutine
+// per batch (watchRegistry.fire hands off batches of them while it
+// queues the rest) and one write per watcher, not a writer goroutine woken
+// for each. The notifications are already queued: what each connection
+// receives, and in what order, does not depend on when it is flushed.
+func (s *Server) flushAsync(conns []*conn) {
+	if !s.goOwned("watch-flush", func() {
+		for _, c := range conns {
+			c.flushNow()
+		}
+	}) {
+		for _, c := range conns { // shutting down: the writers close with their connections
+			c.signal()
+		}
+	}
+}

@@ -1,0 +1,132 @@
+package server
+
+import (
+	"encoding/binary"
+	"log/slog"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkraft/zkraft/wire"
+)
+
+// newLoopbackConn returns a server connection over loopback TCP with its
+// writer goroutine running, and the client's end. (Socket buffers are left
+// as they are: a send buffer of a few KiB stalls loopback TCP for hundreds
+// of milliseconds at a time.)
+func newLoopbackConn(t testing.TB) (*conn, *net.TCPConn) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	client, err := net.DialTCP("tcp", nil, ln.Addr().(*net.TCPAddr))
+	require.NoError(t, err)
+	nc, err := ln.Accept()
+	require.NoError(t, err)
+	srv := &Server{cfg: DefaultConfig(), log: slog.New(slog.DiscardHandler)}
+	c := srv.newConn(nc)
+	require.NotNil(t, c.raw, "a TCP connection has a descriptor to write without waiting")
+	var wg sync.WaitGroup
+	wg.Go(c.writeLoop)
+	t.Cleanup(func() {
+		c.close("test over")
+		client.Close()
+		wg.Wait()
+	})
+	return c, client
+}
+
+// Frames queued for the writer goroutine (queue) and frames queued and
+// flushed by other goroutines (queueFramed, flushNow), as replies and a
+// fan-out's notifications are, reach the client whole, each once, in the
+// order they were queued, while the client reads slowly enough that writes
+// are cut short and left to the writer goroutine.
+func TestConn_WriteTurnKeepsQueueOrder(t *testing.T) {
+	c, client := newLoopbackConn(t)
+	const perSender, senders = 3000, 4
+	var order sync.Mutex // numbers the frames in the order they are queued
+	queued := sync.NewCond(&order)
+	next := uint64(0)
+	// The client reads 1000 frames behind, a megabyte: more than the socket
+	// buffers hold, so flushes are cut short and the writer has to wait.
+	payload := make([]byte, 1000)
+	send := func(direct bool) {
+		order.Lock()
+		defer order.Unlock()
+		body := binary.BigEndian.AppendUint64(nil, next)
+		body = append(body, payload...)
+		next++
+		queued.Broadcast()
+		if !direct {
+			c.queue(func(b []byte) []byte { return append(b, body...) })
+			return
+		}
+		frame, start := wire.StartFrame(nil)
+		frame = wire.EndFrame(append(frame, body...), start)
+		require.True(t, c.queueFramed(frame))
+	}
+	var wg sync.WaitGroup
+	for i := range senders {
+		wg.Go(func() {
+			for range perSender {
+				direct := i%2 == 1
+				send(direct)
+				if direct {
+					c.flushNow() // outside the order lock: flushes race the writer
+				}
+			}
+		})
+	}
+	fr := wire.NewFrameReader(client, 1<<20)
+	require.NoError(t, client.SetReadDeadline(time.Now().Add(time.Minute)))
+	total := uint64(perSender * senders)
+	for want := range total {
+		if want%500 == 0 { // let the buffers fill: read only once 1000 more are queued
+			order.Lock()
+			for next < min(want+1000, total) {
+				queued.Wait()
+			}
+			order.Unlock()
+		}
+		f, err := fr.Next()
+		require.NoError(t, err, "frame %d", want)
+		require.Len(t, f, 8+len(payload))
+		require.Equal(t, want, binary.BigEndian.Uint64(f), "frames in the order queued")
+	}
+	wg.Wait()
+	c.omu.Lock()
+	defer c.omu.Unlock()
+	assert.Empty(t, c.out)
+	assert.False(t, c.writing)
+}
+
+// A connection told to finish is closed once what was queued before is
+// written, even when a flush holds the write turn at that moment.
+func TestConn_FinishAfterFlush(t *testing.T) {
+	c, client := newLoopbackConn(t)
+	frame, start := wire.StartFrame(nil)
+	frame = wire.EndFrame(append(frame, "last words"...), start)
+	require.True(t, c.queueFramed(frame))
+	buf, ok, _ := c.takeTurn() // a flush in progress
+	require.True(t, ok)
+	c.finish()
+	n, err := c.writeNow(buf)
+	require.NoError(t, err)
+	if c.giveTurn(buf, n) {
+		c.signal()
+	}
+	require.NoError(t, client.SetReadDeadline(time.Now().Add(time.Minute)))
+	fr := wire.NewFrameReader(client, 1<<20)
+	f, err := fr.Next()
+	require.NoError(t, err)
+	assert.Equal(t, "last words", string(f))
+	select {
+	case <-c.done:
+	case <-time.After(time.Minute):
+		t.Fatal("the connection was not closed after its last frame")
+	}
+}
