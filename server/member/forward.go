@@ -125,6 +125,9 @@ func (n *Node) serveForward(nc net.Conn) {
 			}
 			replies <- n.applyForwarded(typ, id, append([]byte(nil), payload...))
 		case fwdPrepare:
+			// The member asking is in touch: its reports wait behind this
+			// request on this connection, and the reconfig counts it.
+			n.heard(nc)
 			n.awaitReconciled()
 			if !n.IsLeader() { // it handed leadership over meanwhile: nothing was proposed
 				replies <- fwdReply{typ: typ, id: id, err: errNotLeaderThere}
@@ -225,6 +228,15 @@ func (n *Node) appendForwardReply(buf []byte, r fwdReply) []byte {
 		status, payload = fwdErr, []byte(err.Error())
 	}
 	return appendFwdReply(buf, r.typ, r.id, status, payload)
+}
+
+// heard notes the member at the other end of nc as in touch now.
+func (n *Node) heard(nc net.Conn) {
+	if pc, ok := nc.(*peerConn); ok {
+		n.mu.Lock()
+		n.lastHeard[pc.remote] = time.Now()
+		n.mu.Unlock()
+	}
 }
 
 // touchRemote notes a member as in touch and the zxid it has applied, and

@@ -235,6 +235,21 @@ func (n *Node) awaitReconciled() {
 			return
 		}
 	}
+	// A member that has just become the leader has heard from none of
+	// the others yet: they report to it as soon as they learn it leads,
+	// and every half tick after. Wait for a quorum of them, as ZooKeeper's
+	// new leader has its quorum synced before it serves, so that a
+	// reconfig that comes at once is not refused for want of a quorum in
+	// touch (NEWCONFIGNOQUORUM) that is there. A leader that hears from no
+	// quorum loses its office (Raft's leader lease) before the deadline.
+	deadline = time.Now().Add(10 * n.cfg.RaftTimeout)
+	for n.IsLeader() && !n.QuorumSynced(n.servers()) && time.Now().Before(deadline) {
+		select {
+		case <-time.After(5 * time.Millisecond):
+		case <-n.quit:
+			return
+		}
+	}
 }
 
 // ReconfigInProgress reports, on the leader, whether Raft's configuration
