@@ -221,10 +221,11 @@ func decodeRecord(src []byte) (string, []wire.ACL, record, error) {
 }
 
 // Restore reads a snapshot written by WriteTo, which must be the rest of
-// the stream, and builds a new tree from it, indexes included. The records
-// may come in any order (the first layout wrote them in its map's). A
-// truncated or corrupt stream gives an error wrapping ErrBadSnapshot (or
-// the reader's error) and no tree.
+// the stream, and builds a new tree from it, indexes included. A version 2
+// stream has each node's record after its parent's, as WriteTo writes it;
+// a version 1 stream's records may come in any order (that layout wrote
+// them in its map's). A truncated or corrupt stream gives an error
+// wrapping ErrBadSnapshot (or the reader's error) and no tree.
 func Restore(r io.Reader) (*Tree, error) {
 	br := bufio.NewReaderSize(r, 256<<10)
 	hdr := make([]byte, len(snapshotMagic)+1+8)
