@@ -327,11 +327,21 @@ func TestRestore_RejectsInconsistentSnapshot(t *testing.T) {
 		})
 	}
 
-	// The same machinery accepts a consistent hand-made snapshot.
+	// The same machinery accepts a consistent hand-made snapshot, also one
+	// whose records come back to a parent after another's subtree (each
+	// still after its parent), and refuses one with a child before its
+	// parent.
 	got, err := Restore(bytes.NewReader(encodeSnapshot(t, []pathRecord{root, leaf("/a"), leaf("/a/b")})))
 	require.NoError(t, err)
 	assert.NoError(t, got.Check())
 	assert.Equal(t, 3, got.Len())
+	got, err = Restore(bytes.NewReader(encodeSnapshot(t, []pathRecord{root, leaf("/a"), leaf("/a/b"), leaf("/c"), leaf("/a/d")})))
+	require.NoError(t, err)
+	assert.NoError(t, got.Check())
+	names, _, _ := got.Children("/a", nil)
+	assert.ElementsMatch(t, []string{"b", "d"}, names)
+	_, err = Restore(bytes.NewReader(encodeSnapshot(t, []pathRecord{root, leaf("/a/b"), leaf("/a")})))
+	assert.ErrorIs(t, err, ErrBadSnapshot)
 }
 
 // TestTree_ACLsInternedAndReleased follows the ACL table through creates,
