@@ -102,21 +102,8 @@ func (t *Tree) child(n *node, name string) (nodeID, *node) {
 	return id, t.nodes.at(id)
 }
 
-// childID returns the id of the child of n called name, or 0.
-func (t *Tree) childID(n *node, name string) nodeID {
-	id, _ := t.child(n, name)
-	return id
-}
-
 // numChildren returns how many children n has.
 func (t *Tree) numChildren(n *node) int { return t.kidsOf(n).len() }
-
-func (t *Tree) pzxid(n *node) int64 {
-	if k := t.kidsOf(n); k != nil {
-		return k.pzxid
-	}
-	return n.czxid
-}
 
 func (t *Tree) childCreates(n *node) int32 {
 	if k := t.kidsOf(n); k != nil {

@@ -236,12 +236,10 @@ func (t *Tree) compact(c uint32) {
 	a.chunks.release(c)
 }
 
-// arenaBytes returns the bytes the arena's chunks hold, live or dead, and
-// their capacity (tests and benchmarks).
-func (a *dataArena) arenaBytes() (used, capacity int) {
+// arenaBytes returns the bytes the arena's chunks hold, live or dead (tests).
+func (a *dataArena) arenaBytes() (used int) {
 	for _, c := range a.chunks.items {
 		used += len(c.buf)
-		capacity += cap(c.buf)
 	}
-	return used, capacity
+	return used
 }

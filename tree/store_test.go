@@ -86,7 +86,7 @@ func TestDataArena_ChurnKeepsDataAndBoundsTheArena(t *testing.T) {
 			require.Equal(t, h.was, h.got, "slice %d handed out changed", i)
 		}
 		require.NoError(t, tr.Check())
-		used, _ := tr.arena.arenaBytes()
+		used := tr.arena.arenaBytes()
 		assert.LessOrEqual(t, used, 2*live+2*dataChunkMax, "round %d: arena holds %d bytes for %d live", round, used, live)
 	}
 	assert.NotEmpty(t, tr.arena.chunks.free, "chunks were compacted and dropped")
@@ -104,7 +104,7 @@ func TestDataArena_NilAndEmptyData(t *testing.T) {
 		assert.Equal(t, data == nil, got == nil, "%s: nil data", p)
 		assert.Equal(t, string(data), string(got))
 	}
-	used, _ := tr.arena.arenaBytes()
+	used := tr.arena.arenaBytes()
 	assert.Equal(t, dataHeader+1, used, "only the one byte of data is in the arena")
 }
 

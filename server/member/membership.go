@@ -227,14 +227,7 @@ func (n *Node) awaitReconciled() {
 	// Everything committed applied here first: a reconfig a follower has
 	// already answered may not have reached this member's state yet.
 	_ = n.raftNow().Barrier(10 * n.cfg.RaftTimeout).Error()
-	deadline := time.Now().Add(10 * n.cfg.RaftTimeout)
-	for n.IsLeader() && n.ReconfigInProgress() && time.Now().Before(deadline) {
-		select {
-		case <-time.After(5 * time.Millisecond):
-		case <-n.quit:
-			return
-		}
-	}
+	n.leadingWhile(n.ReconfigInProgress)
 	// A member that has just become the leader has heard from none of
 	// the others yet: they report to it as soon as they learn it leads,
 	// and every half tick after. Wait for a quorum of them, as ZooKeeper's
@@ -242,8 +235,14 @@ func (n *Node) awaitReconciled() {
 	// reconfig that comes at once is not refused for want of a quorum in
 	// touch (NEWCONFIGNOQUORUM) that is there. A leader that hears from no
 	// quorum loses its office (Raft's leader lease) before the deadline.
-	deadline = time.Now().Add(10 * n.cfg.RaftTimeout)
-	for n.IsLeader() && !n.QuorumSynced(n.servers()) && time.Now().Before(deadline) {
+	n.leadingWhile(func() bool { return !n.QuorumSynced(n.servers()) })
+}
+
+// leadingWhile waits, looking every 5 ms, while this member leads and cond
+// holds, for at most ten Raft timeouts.
+func (n *Node) leadingWhile(cond func() bool) {
+	deadline := time.Now().Add(10 * n.cfg.RaftTimeout)
+	for n.IsLeader() && cond() && time.Now().Before(deadline) {
 		select {
 		case <-time.After(5 * time.Millisecond):
 		case <-n.quit:
