@@ -285,7 +285,9 @@ func (f *FSM) applyRequest(c *Command, zxid int64, res *Result) {
 		return
 	}
 	defer f.requests.Clear() // what the tree does not keep may go
-	if _, err := rec.Decode(c.Body); err != nil {
+	// The data the request carries is read in place from the log entry: the
+	// tree copies what it keeps, and the record is cleared when done.
+	if _, err := f.requests.DecodeAliasing(rec, c.Body); err != nil {
 		res.Code = wire.CodeMarshallingError
 		return
 	}

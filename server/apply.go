@@ -18,7 +18,7 @@ type treeT = tree.Tree
 func (s *Server) Applied(_ *tree.Tree, r *raftfsm.Result) {
 	s.stats.commits.Add(1)
 	if len(r.Triggers) > 0 {
-		s.flush(s.watches.fire(r.Triggers, s.flushAsync))
+		s.flush(s.watches.fire(r.Triggers, s.handoff))
 	}
 	cmd := r.Command
 	if cmd.Type == raftfsm.TypeCreateSession && r.Code == 0 {

@@ -32,6 +32,7 @@ type Server struct {
 	changed changes   // what Changed hands out
 	observe observers // what Observe registered
 	pending pendingTable
+	handoff func([]*conn) // flushAsync, made once: a method value per change would be an allocation
 	stats   serverStats
 	started time.Time
 	origin  uint64 // this member's id in commands it proposes
@@ -80,6 +81,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.watches = newWatchRegistry(&s.changed, &s.stats)
 	s.pending.init()
+	s.handoff = s.flushAsync
 	s.fsm = raftfsm.New(s)
 	if cfg.clustered() {
 		s.fsm.SetConfig(member.FormatEnsemble(cfg.Servers, 0))

@@ -58,6 +58,7 @@ type Requests struct {
 	check     CheckVersionRequest
 	multi     MultiRequest
 	pathWatch PathWatchRequest
+	dec       Decoder // DecodeAliasing's, kept here so that it does not go to the heap
 }
 
 // For is RequestFor, but for the commonest opcodes it returns the set's own
@@ -90,6 +91,23 @@ func (q *Requests) For(op Op) (rec Record, ok bool) {
 
 // Clear zeroes the records, so that they keep nothing they pointed to alive.
 func (q *Requests) Clear() { *q = Requests{} }
+
+// DecodeAliasing decodes src into rec (a request record: For's or
+// RequestFor's) as rec.Decode does, except that the jute buffers it reads
+// (data, tokens, passwords) alias src instead of being copied: for a caller
+// done with the record before src changes, that copies what it keeps.
+// Strings are still copied.
+func (q *Requests) DecodeAliasing(rec Record, src []byte) (int, error) {
+	r, ok := rec.(interface{ decode(*Decoder) })
+	if !ok {
+		return rec.Decode(src)
+	}
+	q.dec = Decoder{buf: src, alias: true}
+	r.decode(&q.dec)
+	n, err := q.dec.off, q.dec.err
+	q.dec = Decoder{}
+	return n, err
+}
 
 // ResponseFor returns a fresh zero record for the body of a successful
 // (err 0) reply to a client opcode. For the opcodes whose reply is the

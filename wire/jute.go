@@ -81,9 +81,10 @@ func AppendStrings(dst []byte, ss []string) []byte {
 // after it, every read returns a zero value and Err reports the error, so a
 // record's decode can read all its fields and check once at the end.
 type Decoder struct {
-	buf []byte
-	off int
-	err error
+	buf   []byte
+	off   int
+	err   error
+	alias bool // Buffer returns slices of buf rather than copies
 }
 
 // NewDecoder returns a Decoder reading src from its start.
@@ -174,14 +175,18 @@ func (d *Decoder) length() (n int, null bool) {
 	return int(v), false
 }
 
-// Buffer reads a jute buffer into a fresh slice (never aliasing the input).
-// Null (-1) gives nil; length 0 gives an empty non-nil slice.
+// Buffer reads a jute buffer into a fresh slice, never aliasing the input
+// unless the decoder was made to (Requests.DecodeAliasing). Null (-1) gives
+// nil; length 0 gives an empty non-nil slice.
 func (d *Decoder) Buffer() []byte {
 	n, null := d.length()
 	if null || d.err != nil {
 		return nil
 	}
 	b := d.take(n)
+	if d.alias {
+		return b[:len(b):len(b)]
+	}
 	out := make([]byte, n)
 	copy(out, b)
 	return out

@@ -11,17 +11,19 @@ import (
 )
 
 // logEntryOverhead is what an entry of the in-memory log costs besides its
-// data: the raft.Log, its map slot and its index here.
+// data: the raft.Log, its slot in the log and its running total here.
 const logEntryOverhead = 96
 
-// memLog is an in-memory member's Raft log: raft's InmemStore, plus the
-// bytes each entry holds, so that the log can be kept within a budget in
+// memLog is an in-memory member's Raft log (logRuns) and stable store
+// (raft's InmemStore, whose own log methods it hides), plus the bytes each
+// entry holds, so that the log can be kept within a budget in
 // bytes as well as in entries (tuneMemLog). Raft appends entries with
 // consecutive indexes and deletes either a prefix (after a snapshot) or a
 // suffix (a conflicting tail), so the sizes are kept as running totals over
 // the indexes held.
 type memLog struct {
-	*raft.InmemStore
+	*raft.InmemStore // the stable store only
+	entries          logRuns
 
 	mu    sync.Mutex // guards first, base, cum and older
 	first uint64     // the index of cum[0]
@@ -50,8 +52,14 @@ func entryBytes(l *raft.Log) int64 {
 
 func (m *memLog) StoreLog(l *raft.Log) error { return m.StoreLogs([]*raft.Log{l}) }
 
+func (m *memLog) FirstIndex() (uint64, error) { return m.entries.FirstIndex() }
+
+func (m *memLog) LastIndex() (uint64, error) { return m.entries.LastIndex() }
+
+func (m *memLog) GetLog(index uint64, out *raft.Log) error { return m.entries.GetLog(index, out) }
+
 func (m *memLog) StoreLogs(logs []*raft.Log) error {
-	if err := m.InmemStore.StoreLogs(logs); err != nil {
+	if err := m.entries.StoreLogs(logs); err != nil {
 		return err
 	}
 	m.mu.Lock()
@@ -99,7 +107,7 @@ func (m *memLog) add(index uint64, size int64) {
 }
 
 func (m *memLog) DeleteRange(lo, hi uint64) error {
-	if err := m.InmemStore.DeleteRange(lo, hi); err != nil {
+	if err := m.entries.DeleteRange(lo, hi); err != nil {
 		return err
 	}
 	m.mu.Lock()
