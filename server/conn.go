@@ -110,6 +110,9 @@ func (s *Server) newConn(nc net.Conn) *conn {
 	if sc, ok := nc.(syscall.Conn); ok {
 		c.raw, _ = sc.SyscallConn()
 	}
+	if c.raw != nil {
+		c.fr.ReleaseIdle(socketReader{c.raw})
+	}
 	c.setAuth([]wire.Id{{Scheme: "ip", ID: ip}})
 	c.stats.established = time.Now()
 	return c

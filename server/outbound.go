@@ -2,7 +2,9 @@ package server
 
 import (
 	"errors"
+	"io"
 	"os"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -258,4 +260,48 @@ func (s *Server) flushAsync(conns []*conn) {
 			c.signal()
 		}
 	}
+}
+
+// socketReader is the reading side of a connection's socket for its
+// FrameReader (wire.FrameReader.ReleaseIdle): a quiet session holds no read
+// buffer while it waits for its next request.
+type socketReader struct{ raw syscall.RawConn }
+
+// ReadIdle implements wire.IdleReader: it waits for the socket to be
+// readable holding no buffer, as net.Conn's Read would wait, and honours the
+// connection's read deadline and closing in the same way.
+func (r socketReader) ReadIdle(get func() []byte, put func([]byte)) ([]byte, int, error) {
+	var (
+		buf  []byte
+		n    int
+		rerr error
+	)
+	err := r.raw.Read(func(fd uintptr) bool {
+		buf = get()
+		for {
+			n, rerr = unix.Read(int(fd), buf)
+			if rerr != unix.EINTR {
+				break
+			}
+		}
+		if rerr == unix.EAGAIN {
+			put(buf)
+			buf = nil
+			return false // wait until readable, with no buffer
+		}
+		return true
+	})
+	switch {
+	case err != nil:
+	case rerr != nil:
+		err = os.NewSyscallError("read", rerr)
+	case n <= 0:
+		err = io.EOF
+	default:
+		return buf, n, nil
+	}
+	if buf != nil {
+		put(buf)
+	}
+	return nil, 0, err
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"sync"
 )
 
 // Record is any jute record: it appends its encoding and decodes itself.
@@ -52,8 +53,69 @@ func (e *FrameLengthError) Is(target error) bool { return target == ErrFrameTooL
 type FrameReader struct {
 	r          io.Reader
 	max        int
-	buf        []byte // buf[start:end] holds bytes read but not yet returned
+	buf        []byte // buf[start:end] holds bytes read but not yet returned; nil while idle (ReleaseIdle)
 	start, end int
+	idle       IdleReader // see ReleaseIdle
+}
+
+// IdleReader reads from a stream into a buffer it takes only once bytes
+// have arrived: it waits for them holding none, then calls get for the
+// buffer to read into (and put with it, if it found nothing after all,
+// before waiting again). It returns the buffer and how many bytes it read
+// (at least one, or an error; io.EOF at the stream's end).
+type IdleReader interface {
+	ReadIdle(get func() []byte, put func([]byte)) ([]byte, int, error)
+}
+
+// frameBuffers are the buffers of readers that hold none while idle: a
+// server with ten thousand quiet sessions keeps a buffer only for those
+// whose requests are being read.
+var frameBuffers = sync.Pool{New: func() any { return new([minFrameBuffer]byte) }}
+
+func getFrameBuffer() []byte { return frameBuffers.Get().(*[minFrameBuffer]byte)[:] }
+
+func putFrameBuffer(b []byte) {
+	if cap(b) == minFrameBuffer {
+		frameBuffers.Put((*[minFrameBuffer]byte)(b[:minFrameBuffer]))
+	}
+}
+
+// ReleaseIdle makes fr give up its buffer whenever it has returned every
+// byte it read, and read the next bytes through idle, which takes a buffer
+// only once they have arrived. The buffer goes to other readers meanwhile,
+// so a frame Next returns must no longer be used once Next is called
+// again, which FrameReader's callers otherwise need only for the frame's
+// bytes to stay put.
+func (fr *FrameReader) ReleaseIdle(idle IdleReader) {
+	fr.idle = idle
+	if fr.start == fr.end {
+		fr.release()
+	}
+}
+
+// release gives the buffer back, having nothing unread in it.
+func (fr *FrameReader) release() {
+	if fr.buf != nil {
+		putFrameBuffer(fr.buf)
+	}
+	fr.buf, fr.start, fr.end = nil, 0, 0
+}
+
+// readIdle waits for bytes holding no buffer and reads them (ReleaseIdle).
+func (fr *FrameReader) readIdle() error {
+	fr.release()
+	buf, n, err := fr.idle.ReadIdle(getFrameBuffer, putFrameBuffer)
+	if n > 0 {
+		fr.buf, fr.end = buf, n
+		return nil
+	}
+	if buf != nil {
+		putFrameBuffer(buf)
+	}
+	if err == nil {
+		err = io.ErrNoProgress
+	}
+	return err
 }
 
 const (
@@ -115,7 +177,13 @@ func (fr *FrameReader) makeRoom(n int) {
 // stream that ends inside a frame gives io.ErrUnexpectedEOF; a length prefix
 // out of range gives a *FrameLengthError and leaves the stream unusable.
 func (fr *FrameReader) Next() ([]byte, error) {
-	if fr.start == fr.end && len(fr.buf) > keptFrameBuffer {
+	switch {
+	case fr.start < fr.end:
+	case fr.idle != nil:
+		if err := fr.readIdle(); err != nil {
+			return nil, err
+		}
+	case len(fr.buf) > keptFrameBuffer:
 		// The last frame returned may still be in use: leave it its array.
 		fr.buf, fr.start, fr.end = make([]byte, minFrameBuffer), 0, 0
 	}
