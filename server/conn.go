@@ -111,7 +111,7 @@ func (s *Server) newConn(nc net.Conn) *conn {
 		c.raw, _ = sc.SyscallConn()
 	}
 	if c.raw != nil {
-		c.fr.ReleaseIdle(socketReader{c.raw})
+		c.fr.ReleaseIdle(newSocketReader(c.raw))
 	}
 	c.setAuth([]wire.Id{{Scheme: "ip", ID: ip}})
 	c.stats.established = time.Now()

@@ -264,33 +264,34 @@ func (s *Server) flushAsync(conns []*conn) {
 
 // socketReader is the reading side of a connection's socket for its
 // FrameReader (wire.FrameReader.ReleaseIdle): a quiet session holds no read
-// buffer while it waits for its next request.
-type socketReader struct{ raw syscall.RawConn }
+// buffer while it waits for its next request. Only the connection's reader
+// goroutine uses it.
+type socketReader struct {
+	raw syscall.RawConn
+	try func(fd uintptr) bool // tryRead, bound once: a closure per read would be an allocation
+
+	// One ReadIdle's: the buffer source, and what the read got.
+	get  func() []byte
+	put  func([]byte)
+	buf  []byte
+	n    int
+	rerr error
+}
+
+func newSocketReader(raw syscall.RawConn) *socketReader {
+	r := &socketReader{raw: raw}
+	r.try = r.tryRead
+	return r
+}
 
 // ReadIdle implements wire.IdleReader: it waits for the socket to be
 // readable holding no buffer, as net.Conn's Read would wait, and honours the
 // connection's read deadline and closing in the same way.
-func (r socketReader) ReadIdle(get func() []byte, put func([]byte)) ([]byte, int, error) {
-	var (
-		buf  []byte
-		n    int
-		rerr error
-	)
-	err := r.raw.Read(func(fd uintptr) bool {
-		buf = get()
-		for {
-			n, rerr = unix.Read(int(fd), buf)
-			if rerr != unix.EINTR {
-				break
-			}
-		}
-		if rerr == unix.EAGAIN {
-			put(buf)
-			buf = nil
-			return false // wait until readable, with no buffer
-		}
-		return true
-	})
+func (r *socketReader) ReadIdle(get func() []byte, put func([]byte)) ([]byte, int, error) {
+	r.get, r.put = get, put
+	err := r.raw.Read(r.try)
+	buf, n, rerr := r.buf, r.n, r.rerr
+	r.get, r.put, r.buf, r.rerr = nil, nil, nil, nil
 	switch {
 	case err != nil:
 	case rerr != nil:
@@ -304,4 +305,22 @@ func (r socketReader) ReadIdle(get func() []byte, put func([]byte)) ([]byte, int
 		put(buf)
 	}
 	return nil, 0, err
+}
+
+// tryRead reads what the socket holds into a buffer taken for it, or gives
+// the buffer back and has RawConn wait until the socket is readable.
+func (r *socketReader) tryRead(fd uintptr) bool {
+	r.buf = r.get()
+	for {
+		r.n, r.rerr = unix.Read(int(fd), r.buf)
+		if r.rerr != unix.EINTR {
+			break
+		}
+	}
+	if r.rerr == unix.EAGAIN {
+		r.put(r.buf)
+		r.buf = nil
+		return false // wait until readable, with no buffer
+	}
+	return true
 }
