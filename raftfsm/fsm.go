@@ -55,6 +55,15 @@ type Observer interface {
 	Restored(t *tree.Tree)
 }
 
+// BatchObserver is an Observer that also hears when each batch of commands
+// Raft hands the FSM (one Apply or ApplyBatch) has been applied, still
+// under the FSM's write lock: what it put off in Applied, it can do once for
+// the batch.
+type BatchObserver interface {
+	Observer
+	BatchApplied()
+}
+
 // FSM is the replicated state machine: a znode tree and a session table.
 // It implements raft.FSM and raft.BatchingFSM.
 type FSM struct {
@@ -64,7 +73,8 @@ type FSM struct {
 
 	lastZxid atomic.Int64
 	obs      Observer
-	config   []byte // what /zookeeper/config holds on this member (SetConfig)
+	batchObs BatchObserver // obs, if it is one
+	config   []byte        // what /zookeeper/config holds on this member (SetConfig)
 	// requests are the records requests decode into, reused from one apply
 	// to the next, and auths the commands' auth ids (both under mu).
 	requests wire.Requests
@@ -73,7 +83,9 @@ type FSM struct {
 
 // New returns an FSM holding a fresh tree and no sessions. obs may be nil.
 func New(obs Observer) *FSM {
-	return &FSM{tree: tree.New(), sessions: make(map[int64]*Session), obs: obs, auths: make(authTable)}
+	f := &FSM{tree: tree.New(), sessions: make(map[int64]*Session), obs: obs, auths: make(authTable)}
+	f.batchObs, _ = obs.(BatchObserver)
+	return f
 }
 
 var (
@@ -147,7 +159,9 @@ func cmpInt64(a, b int64) int {
 func (f *FSM) Apply(l *raft.Log) any {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.applyLocked(l)
+	res := f.applyLocked(l)
+	f.batchApplied()
+	return res
 }
 
 // ApplyBatch applies several log entries under one lock acquisition.
@@ -158,7 +172,14 @@ func (f *FSM) ApplyBatch(logs []*raft.Log) []any {
 	for i, l := range logs {
 		out[i] = f.applyLocked(l)
 	}
+	f.batchApplied()
 	return out
+}
+
+func (f *FSM) batchApplied() {
+	if f.batchObs != nil {
+		f.batchObs.BatchApplied()
+	}
 }
 
 func (f *FSM) applyLocked(l *raft.Log) any {

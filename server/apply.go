@@ -10,6 +10,8 @@ import (
 
 type treeT = tree.Tree
 
+var _ raftfsm.BatchObserver = (*Server)(nil)
+
 // Applied implements raftfsm.Observer. It runs inside the FSM's apply, under
 // its write lock and in log order: it first queues the watch notifications
 // the change fires on the watching connections, then completes this
@@ -18,7 +20,7 @@ type treeT = tree.Tree
 func (s *Server) Applied(_ *tree.Tree, r *raftfsm.Result) {
 	s.stats.commits.Add(1)
 	if len(r.Triggers) > 0 {
-		s.flush(s.watches.fire(r.Triggers, s.handoff))
+		s.flushLater(s.watches.fire(r.Triggers, s.handoff))
 	}
 	cmd := r.Command
 	if cmd.Type == raftfsm.TypeCreateSession && r.Code == 0 {

@@ -231,17 +231,29 @@ func (c *conn) flushNow() {
 // goroutine itself; more are handed to a goroutine.
 const flushInline = 4
 
-// flush writes out the queues of connections a change just queued
-// notifications on: a few on the caller's goroutine, more on another
-// (flushAsync).
-func (s *Server) flush(conns []*conn) {
+// flushLater has the queues of connections a change just queued
+// notifications on written out: many at once on another goroutine
+// (flushAsync), a few by the applying goroutine once Raft's batch of
+// commands is applied (BatchApplied), so that a watcher told of many changes
+// in one batch, as a recursive watch or the watcher of a thousand expiring
+// ephemerals is, gets them in one write rather than one each.
+func (s *Server) flushLater(conns []*conn) {
 	if len(conns) > flushInline {
 		s.flushAsync(conns)
 		return
 	}
-	for _, c := range conns {
+	s.toFlush = append(s.toFlush, conns...)
+}
+
+// BatchApplied implements raftfsm.BatchObserver: it writes out the queues
+// flushLater left to the end of the batch. A connection listed twice finds
+// its queue written the second time.
+func (s *Server) BatchApplied() {
+	for _, c := range s.toFlush {
 		c.flushNow()
 	}
+	clear(s.toFlush)
+	s.toFlush = s.toFlush[:0]
 }
 
 // flushAsync writes out the queues of conns on a goroutine of its own,

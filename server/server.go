@@ -33,6 +33,7 @@ type Server struct {
 	observe observers // what Observe registered
 	pending pendingTable
 	handoff func([]*conn) // flushAsync, made once: a method value per change would be an allocation
+	toFlush []*conn       // connections to flush at the end of the batch being applied (FSM lock)
 	stats   serverStats
 	started time.Time
 	origin  uint64 // this member's id in commands it proposes

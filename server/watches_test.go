@@ -74,3 +74,42 @@ func BenchmarkWatchRegistry_Fire(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*watchers), "ns/watcher")
 }
+
+// TestServer_FlushLaterWaitsForTheBatch checks that the notifications a
+// change queues on a few connections are written once Raft's batch has been
+// applied (BatchApplied), however many changes of the batch notified them,
+// and that a fan-out to more connections is handed off at once.
+func TestServer_FlushLaterWaitsForTheBatch(t *testing.T) {
+	s := &Server{cfg: Config{MaxQueuedBytes: 1 << 20}}
+	c := &conn{srv: s, wake: make(chan struct{}, 1)} // no socket: flushing wakes its writer
+	woken := func() bool {
+		select {
+		case <-c.wake:
+			return true
+		default:
+			return false
+		}
+	}
+	frame := eventFrame(wire.EventNodeCreated, "/a")
+	for range 3 {
+		require.True(t, c.queueFramed(frame))
+		s.flushLater([]*conn{c})
+	}
+	require.False(t, woken(), "nothing flushed before the batch ends")
+	require.Len(t, s.toFlush, 3)
+	s.BatchApplied()
+	require.True(t, woken(), "flushed at the end of the batch")
+	require.Empty(t, s.toFlush)
+	require.Len(t, c.out, 3*len(frame), "every notification still queued, in order, for the writer")
+
+	many := make([]*conn, flushInline+1)
+	for i := range many {
+		many[i] = &conn{srv: s, wake: make(chan struct{}, 1)}
+	}
+	s.flushLater(many)
+	require.Empty(t, s.toFlush, "a fan-out is not left to the end of the batch")
+	s.group.Wait()
+	for _, m := range many {
+		require.Len(t, m.wake, 1, "flushed by the fan-out's goroutine")
+	}
+}
