@@ -37,4 +37,3 @@ func TestFSM_BatchApplied(t *testing.T) {
 }
 
 var _ raftfsm.BatchObserver = (*batchObserver)(nil)
-
