@@ -17,7 +17,8 @@ import (
 // whichever goroutine holds the connection's write turn (conn.writing):
 // its writer goroutine (writeLoop), woken for each reply; or, for a watch
 // fan-out, one of the few goroutines that flush the notified connections
-// (Server.flush), which write each socket once, without waiting, and wake
+// (Server.flushAsync), or the applying goroutine at the end of Raft's batch
+// (Server.BatchApplied), which write each socket once, without waiting, and wake
 // the writer goroutine only for what did not fit. Only the turn's holder
 // writes, and it always takes the whole queue, so bytes go out in the
 // order they were queued, whoever writes them.

@@ -297,13 +297,16 @@ func (c *conn) reply(req request, zxid int64, code wire.Code, resp wire.Record) 
 
 // event queues a watch notification.
 func (c *conn) event(ev wire.EventType, path string) {
-	e := wire.WatcherEvent{Type: ev, State: wire.StateSyncConnected, Path: path}
-	hdr := wire.ReplyHeader{Xid: wire.XidNotification, Zxid: -1}
-	n := c.queue(func(b []byte) []byte {
-		b = hdr.Append(b)
-		return e.Append(b)
-	})
+	n := c.queue(func(b []byte) []byte { return appendEvent(b, ev, path) })
 	c.srv.stats.watchBytes.Add(int64(n))
+}
+
+// appendEvent appends the body of a notification of ev on path: its reply
+// header and the event.
+func appendEvent(b []byte, ev wire.EventType, path string) []byte {
+	b = wire.ReplyHeader{Xid: wire.XidNotification, Zxid: -1}.Append(b)
+	e := wire.WatcherEvent{Type: ev, State: wire.StateSyncConnected, Path: path}
+	return e.Append(b)
 }
 
 // createSessionAgain answers a createSession opcode sent after the

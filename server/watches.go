@@ -244,10 +244,7 @@ func (d *delivery) notify(c *conn) {
 // eventFrame returns the framed notification of ev on path.
 func eventFrame(ev wire.EventType, path string) []byte {
 	b, start := wire.StartFrame(nil)
-	b = wire.ReplyHeader{Xid: wire.XidNotification, Zxid: -1}.Append(b)
-	e := wire.WatcherEvent{Type: ev, State: wire.StateSyncConnected, Path: path}
-	b = e.Append(b)
-	return wire.EndFrame(b, start)
+	return wire.EndFrame(appendEvent(b, ev, path), start)
 }
 
 // fireTable fires the watches of table t on tr's path (and, for recursive
