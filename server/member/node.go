@@ -84,6 +84,8 @@ type Config struct {
 
 	// commitTimeout, when set, replaces Raft's CommitTimeout (tests).
 	commitTimeout time.Duration
+	// wrapLogStore, when set, wraps a durable member's log store (tests).
+	wrapLogStore func(raft.LogStore) raft.LogStore
 }
 
 // Peer is one member of a cluster: zoo.cfg's server.N=host:port1:port2.

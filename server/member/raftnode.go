@@ -46,11 +46,26 @@ func (n *Node) startRaft(ctx context.Context) (*memStores, error) {
 	if err != nil {
 		return nil, err
 	}
+	var overlap *overlapLog
 	if n.cfg.DataDir != "" {
+		if n.cfg.wrapLogStore != nil {
+			logs = n.cfg.wrapLogStore(logs)
+		}
 		logs = timedLogStore{LogStore: logs, stats: &n.stats}
+		if n.cfg.Clustered() {
+			// A standalone leader has no one to send to while it writes.
+			if overlap, err = newOverlapLog(logs, n.raftLeads); err != nil {
+				return nil, fmt.Errorf("open raft log in %s: %w", n.cfg.DataDir, err)
+			}
+			n.closers = append(n.closers, overlap) // closed before the store
+			logs = overlap
+		}
 	}
 	if n.trans != nil {
 		logs = notifyingStore{LogStore: logs, t: n.trans}
+		if overlap != nil {
+			n.trans.capCommit = overlap.capCommit
+		}
 	}
 	snaps = timedSnapshots{SnapshotStore: snaps, stats: &n.stats}
 	if !existing {
@@ -61,7 +76,11 @@ func (n *Node) startRaft(ctx context.Context) (*memStores, error) {
 	// A standalone in-memory server's snapshots are never read: no member
 	// is sent one, and it restarts empty. They only let Raft drop its
 	// log, so they capture nothing (unreadSnapshot) and come often.
-	fsm := loggedFSM{notifyingFSM{FSM: n.fsm, committed: n.committed, unread: mem != nil && !n.cfg.Clustered()}, n}
+	nf := notifyingFSM{FSM: n.fsm, committed: n.committed, unread: mem != nil && !n.cfg.Clustered()}
+	if overlap != nil {
+		nf.durable = func(index uint64) bool { return overlap.waitDurable(index, n.quit) }
+	}
+	fsm := loggedFSM{nf, n}
 	start := time.Now()
 	r, err := raft.NewRaft(conf, fsm, logs, stable, loggedSnapshots{snaps}, trans) // restores the newest snapshot
 	if err != nil {
@@ -87,6 +106,13 @@ func (n *Node) startRaft(ctx context.Context) (*memStores, error) {
 		return mem, n.campaignNow()
 	}
 	return mem, nil
+}
+
+// raftLeads reports whether this member's Raft leads: its log store's calls
+// then come from the leader loop (see overlapLog).
+func (n *Node) raftLeads() bool {
+	r := n.raftNow()
+	return r != nil && r.State() == raft.Leader
 }
 
 // campaignNow makes this fresh member stand for election at once: Raft

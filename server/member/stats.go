@@ -145,6 +145,9 @@ func (s timedLogStore) StoreLogs(ls []*raft.Log) error {
 	return err
 }
 
+// IsMonotonic passes the store's through (see logCache.IsMonotonic).
+func (s timedLogStore) IsMonotonic() bool { return isMonotonic(s.LogStore) }
+
 // slowFsync is ZooKeeper's default fsync.warningthresholdms.
 const slowFsync = time.Second
 

@@ -73,6 +73,9 @@ type peerTransport struct {
 	// commit index as this member last heard it, whatever its own log
 	// holds (Raft caps a follower's commit index at its last entry).
 	leaderCommit atomic.Uint64
+	// capCommit, when set, caps the commit index this member tells others
+	// while it leads: no entry past what its own disk holds (overlapLog).
+	capCommit func(uint64) uint64
 }
 
 func newPeerTransport(t *raft.NetworkTransport, header raft.RPCHeader, guard *voteGuard, quit <-chan struct{},
@@ -273,7 +276,7 @@ func (t *peerTransport) AppendEntriesPipeline(id raft.ServerID, target raft.Serv
 	if err != nil {
 		return nil, err
 	}
-	d := &drainedPipeline{AppendPipeline: p, out: make(chan raft.AppendFuture), done: make(chan struct{})}
+	d := &drainedPipeline{AppendPipeline: p, capCommit: t.capCommit, out: make(chan raft.AppendFuture), done: make(chan struct{})}
 	go d.forward(t.quit)
 	return d, nil
 }
@@ -282,9 +285,28 @@ func (t *peerTransport) AppendEntriesPipeline(id raft.ServerID, target raft.Serv
 // AppendEntriesPipeline) and queued for Raft.
 type drainedPipeline struct {
 	raft.AppendPipeline
-	out  chan raft.AppendFuture
-	done chan struct{}
-	once sync.Once
+	capCommit func(uint64) uint64 // see peerTransport.capCommit
+	out       chan raft.AppendFuture
+	done      chan struct{}
+	once      sync.Once
+}
+
+// AppendEntries implements raft.AppendPipeline.
+func (p *drainedPipeline) AppendEntries(args *raft.AppendEntriesRequest,
+	resp *raft.AppendEntriesResponse) (raft.AppendFuture, error) {
+	if p.capCommit != nil {
+		args.LeaderCommitIndex = p.capCommit(args.LeaderCommitIndex)
+	}
+	return p.AppendPipeline.AppendEntries(args, resp)
+}
+
+// AppendEntries implements raft.Transport.
+func (t *peerTransport) AppendEntries(id raft.ServerID, target raft.ServerAddress,
+	args *raft.AppendEntriesRequest, resp *raft.AppendEntriesResponse) error {
+	if t.capCommit != nil {
+		args.LeaderCommitIndex = t.capCommit(args.LeaderCommitIndex)
+	}
+	return t.NetworkTransport.AppendEntries(id, target, args, resp)
 }
 
 // Consumer implements raft.AppendPipeline.
@@ -386,6 +408,11 @@ type notifyingFSM struct {
 	*raftfsm.FSM
 	committed func(index, term uint64)
 	unread    bool // snapshots capture nothing: see unreadSnapshot
+	// durable, when set, waits until this member's own log has the entry
+	// at index on disk, and reports false if it never will (overlapLog):
+	// the entry is then not applied, and the member is stopping or its
+	// disk has failed.
+	durable func(index uint64) bool
 }
 
 // Snapshot captures the state, unless no one will ever read it.
@@ -419,6 +446,9 @@ func (unreadSnapshot) Persist(sink raft.SnapshotSink) error {
 func (unreadSnapshot) Release() {}
 
 func (f notifyingFSM) Apply(l *raft.Log) any {
+	if f.durable != nil && !f.durable(l.Index) {
+		return nil
+	}
 	f.committed(l.Index, l.Term)
 	return f.FSM.Apply(l)
 }
@@ -426,6 +456,9 @@ func (f notifyingFSM) Apply(l *raft.Log) any {
 func (f notifyingFSM) ApplyBatch(logs []*raft.Log) []any {
 	if len(logs) > 0 {
 		last := logs[len(logs)-1]
+		if f.durable != nil && !f.durable(last.Index) {
+			return make([]any, len(logs))
+		}
 		f.committed(last.Index, last.Term)
 	}
 	return f.FSM.ApplyBatch(logs)

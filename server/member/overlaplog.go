@@ -1,0 +1,279 @@
+package member
+
+import (
+	"errors"
+	"sync"
+
+	"github.com/hashicorp/raft"
+)
+
+// overlapLog lets a durable cluster member that leads send new entries to
+// its followers while it writes them to its own disk, as a ZooKeeper
+// leader sends a proposal while it logs it. hashicorp/raft's leader
+// writes its log before it replicates: each round of writes was two
+// fsyncs in a row, the leader's and then a follower's.
+//
+// While the member leads, StoreLogs hands the entries to a writer
+// goroutine and returns at once; the entries are read from memory until
+// they are on disk. Raft then counts the leader among those that hold the
+// entries before its write is done, and commits an entry once enough
+// followers hold it. So that nothing is applied, shown to a client or
+// acknowledged before a majority has it on disk, what Raft calls committed
+// goes no further until the leader's own write is done too:
+//   - the leader's state machine waits for it (waitDurable, before each
+//     batch is applied and its commit notices go out), and
+//   - the commit index the leader sends its followers is capped at it
+//     (capCommit, in every AppendEntries).
+//
+// A member that does not lead writes synchronously, through the same
+// writer and in the same order: its answer to AppendEntries says the
+// entries are on its disk. An entry a leader lost in a crash before its
+// write was done had been applied nowhere, so a later leader may replace
+// it, as with any entry not committed.
+type overlapLog struct {
+	store   raft.LogStore // the durable store; only the writer writes to it
+	leading func() bool   // whether Raft's calls come from its leader loop
+
+	mu      sync.Mutex
+	pending []*raft.Log   // consecutive entries accepted and not yet on disk
+	durable uint64        // the last entry on disk: all those before it are too
+	err     error         // a write failed: every later call fails with it
+	changed chan struct{} // closed (and replaced) when durable or err changes
+	closed  bool
+	wake    chan struct{} // the writer has entries to write
+	done    chan struct{} // the writer has ended
+}
+
+// errLogClosed is what a call after close gets.
+var errLogClosed = errors.New("raft log closed")
+
+func newOverlapLog(store raft.LogStore, leading func() bool) (*overlapLog, error) {
+	last, err := store.LastIndex()
+	if err != nil {
+		return nil, err
+	}
+	l := &overlapLog{store: store, leading: leading, durable: last,
+		changed: make(chan struct{}), wake: make(chan struct{}, 1), done: make(chan struct{})}
+	go l.write()
+	return l, nil
+}
+
+// write writes the pending entries, all those waiting at once in one
+// append, until close.
+func (l *overlapLog) write() {
+	defer close(l.done)
+	for range l.wake {
+		for {
+			l.mu.Lock()
+			batch := l.pending
+			l.mu.Unlock()
+			if len(batch) == 0 {
+				break
+			}
+			err := l.store.StoreLogs(batch)
+			l.mu.Lock()
+			if err != nil {
+				l.err = err
+			} else {
+				l.durable = batch[len(batch)-1].Index
+				// Entries accepted meanwhile follow batch in pending (whose
+				// array batch shares).
+				n := copy(l.pending, l.pending[len(batch):])
+				clear(l.pending[n:])
+				l.pending = l.pending[:n]
+			}
+			l.signalLocked()
+			l.mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}
+}
+
+func (l *overlapLog) signalLocked() {
+	close(l.changed)
+	l.changed = make(chan struct{})
+}
+
+// waitDurable waits until the entry at index is on disk. It reports false
+// if it never will be: a write failed, or the log closed (stop also ends
+// the wait, so that a failed disk cannot hold a shutdown up).
+func (l *overlapLog) waitDurable(index uint64, stop <-chan struct{}) bool {
+	for {
+		l.mu.Lock()
+		ok, failed := l.durable >= index, l.err != nil || l.closed
+		ch := l.changed
+		l.mu.Unlock()
+		if ok || failed {
+			return ok
+		}
+		select {
+		case <-ch:
+		case <-stop:
+			return false
+		}
+	}
+}
+
+// capCommit returns the commit index a leader may tell its followers:
+// no entry past its own disk's.
+func (l *overlapLog) capCommit(commit uint64) uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return min(commit, l.durable)
+}
+
+func (l *overlapLog) StoreLog(log *raft.Log) error { return l.StoreLogs([]*raft.Log{log}) }
+
+// StoreLogs queues the entries for the writer; unless the caller is Raft's
+// leader loop, it waits until they are on disk.
+func (l *overlapLog) StoreLogs(logs []*raft.Log) error {
+	if len(logs) == 0 {
+		return nil
+	}
+	leading := l.leading()
+	l.mu.Lock()
+	if err := l.failedLocked(); err != nil {
+		l.mu.Unlock()
+		return err
+	}
+	if n := len(l.pending); n > 0 && logs[0].Index != l.pending[n-1].Index+1 {
+		l.mu.Unlock()
+		return errors.New("raft log: entries out of order")
+	}
+	l.pending = append(l.pending, logs...)
+	select { // under mu: Close closes wake under it
+	case l.wake <- struct{}{}:
+	default:
+	}
+	l.mu.Unlock()
+	if leading {
+		return nil
+	}
+	return l.flushTo(logs[len(logs)-1].Index)
+}
+
+func (l *overlapLog) failedLocked() error {
+	if l.err != nil {
+		return l.err
+	}
+	if l.closed {
+		return errLogClosed
+	}
+	return nil
+}
+
+// flushTo waits until every entry up to index is on disk.
+func (l *overlapLog) flushTo(index uint64) error {
+	for {
+		l.mu.Lock()
+		if err := l.err; err != nil {
+			l.mu.Unlock()
+			return err
+		}
+		written := len(l.pending) == 0 || l.pending[0].Index > index
+		ch := l.changed
+		l.mu.Unlock()
+		if written {
+			return nil
+		}
+		<-ch
+	}
+}
+
+// pendingLocked returns the entry at index if it waits for the writer.
+func (l *overlapLog) pendingLocked(index uint64) *raft.Log {
+	if len(l.pending) == 0 {
+		return nil
+	}
+	first := l.pending[0].Index
+	if index < first || index-first >= uint64(len(l.pending)) {
+		return nil
+	}
+	return l.pending[index-first]
+}
+
+func (l *overlapLog) GetLog(index uint64, log *raft.Log) error {
+	l.mu.Lock()
+	if e := l.pendingLocked(index); e != nil {
+		*log = *e
+		l.mu.Unlock()
+		return nil
+	}
+	l.mu.Unlock()
+	return l.store.GetLog(index, log)
+}
+
+func (l *overlapLog) FirstIndex() (uint64, error) {
+	first, err := l.store.FirstIndex()
+	if err != nil || first != 0 {
+		return first, err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.pending) > 0 {
+		return l.pending[0].Index, nil
+	}
+	// The writer may have stored the entries since the store was asked.
+	return l.store.FirstIndex()
+}
+
+func (l *overlapLog) LastIndex() (uint64, error) {
+	l.mu.Lock()
+	if n := len(l.pending); n > 0 {
+		last := l.pending[n-1].Index
+		l.mu.Unlock()
+		return last, nil
+	}
+	l.mu.Unlock()
+	return l.store.LastIndex()
+}
+
+// DeleteRange deletes entries from the store. Raft deletes the oldest
+// entries behind a snapshot (on disk long since) and, on a member that
+// does not lead, a tail a new leader replaces: entries still pending are
+// written first, so that nothing is written after its deletion.
+func (l *overlapLog) DeleteRange(lo, hi uint64) error {
+	l.mu.Lock()
+	waiting := len(l.pending) > 0 && hi >= l.pending[0].Index
+	var last uint64
+	if waiting {
+		last = l.pending[len(l.pending)-1].Index
+	}
+	l.mu.Unlock()
+	if waiting {
+		if err := l.flushTo(last); err != nil {
+			return err
+		}
+	}
+	if err := l.store.DeleteRange(lo, hi); err != nil {
+		return err
+	}
+	l.mu.Lock()
+	if lo <= l.durable && l.durable <= hi {
+		l.durable = lo - 1
+	}
+	l.mu.Unlock()
+	return nil
+}
+
+// IsMonotonic passes the store's through (see logCache.IsMonotonic).
+func (l *overlapLog) IsMonotonic() bool { return isMonotonic(l.store) }
+
+// Close writes what is pending and stops the writer; the store stays open.
+func (l *overlapLog) Close() error {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return nil
+	}
+	l.closed = true
+	close(l.wake) // the writer writes what is pending, then ends
+	l.mu.Unlock()
+	<-l.done
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.signalLocked()
+	return l.err
+}

@@ -1,0 +1,298 @@
+package member
+
+import (
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/raft"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkraft/zkraft/raftfsm"
+)
+
+// heldStore is a log store whose appends wait while it is held, and that
+// records the appends it made.
+type heldStore struct {
+	raft.LogStore
+	mu      sync.Mutex
+	held    chan struct{} // nil: not held; closed by release
+	waiting atomic.Int32  // appends waiting
+	appends [][]uint64    // the indexes of each append made
+	fail    error         // appends fail with this, when set
+}
+
+func newHeldStore() *heldStore { return &heldStore{LogStore: raft.NewInmemStore()} }
+
+func (s *heldStore) hold() {
+	s.mu.Lock()
+	s.held = make(chan struct{})
+	s.mu.Unlock()
+}
+
+func (s *heldStore) release() {
+	s.mu.Lock()
+	if s.held != nil {
+		close(s.held)
+		s.held = nil
+	}
+	s.mu.Unlock()
+}
+
+func (s *heldStore) StoreLog(l *raft.Log) error { return s.StoreLogs([]*raft.Log{l}) }
+
+func (s *heldStore) StoreLogs(logs []*raft.Log) error {
+	s.mu.Lock()
+	held := s.held
+	s.mu.Unlock()
+	if held != nil {
+		s.waiting.Add(1)
+		<-held
+		s.waiting.Add(-1)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fail != nil {
+		return s.fail
+	}
+	var idx []uint64
+	for _, l := range logs {
+		idx = append(idx, l.Index)
+	}
+	s.appends = append(s.appends, idx)
+	return s.LogStore.StoreLogs(logs)
+}
+
+func (s *heldStore) made() [][]uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([][]uint64(nil), s.appends...)
+}
+
+func entries(from, to uint64) []*raft.Log {
+	var ls []*raft.Log
+	for i := from; i <= to; i++ {
+		ls = append(ls, &raft.Log{Index: i, Term: 1, Type: raft.LogCommand, Data: []byte{byte(i)}})
+	}
+	return ls
+}
+
+// newLeaderLog returns an overlapLog over a heldStore, told it leads
+// while leading holds true (as it does at first).
+func newLeaderLog(t *testing.T) (*heldStore, *atomic.Bool, *overlapLog) {
+	t.Helper()
+	store := newHeldStore()
+	leading := new(atomic.Bool)
+	leading.Store(true)
+	l, err := newOverlapLog(store, leading.Load)
+	require.NoError(t, err)
+	t.Cleanup(func() { l.Close() })
+	return store, leading, l
+}
+
+// A leader's append returns before its disk has the entries, which are
+// read from memory meanwhile; what waits for the disk (the state machine,
+// the commit index told to followers) waits until they are there.
+func TestOverlapLog_TheLeaderDoesNotWaitForItsDisk(t *testing.T) {
+	store, _, l := newLeaderLog(t)
+	require.NoError(t, l.StoreLogs(entries(1, 3)))
+	eventually(t, "the first append to reach the store", func() bool { return len(store.made()) == 1 })
+
+	store.hold()
+	require.NoError(t, l.StoreLogs(entries(4, 6)), "returns while the store is held")
+	eventually(t, "the writer to wait for the store", func() bool { return store.waiting.Load() == 1 })
+	last, err := l.LastIndex()
+	require.NoError(t, err)
+	assert.EqualValues(t, 6, last)
+	first, err := l.FirstIndex()
+	require.NoError(t, err)
+	assert.EqualValues(t, 1, first)
+	var got raft.Log
+	require.NoError(t, l.GetLog(5, &got))
+	assert.Equal(t, []byte{5}, got.Data, "a pending entry is read from memory")
+	require.NoError(t, l.GetLog(2, &got))
+	assert.Equal(t, []byte{2}, got.Data)
+	assert.EqualValues(t, 3, l.capCommit(6), "no commit index past the disk's")
+	assert.EqualValues(t, 2, l.capCommit(2))
+	assert.True(t, l.waitDurable(3, nil))
+
+	durable := make(chan bool)
+	go func() { durable <- l.waitDurable(6, nil) }()
+	store.release()
+	assert.True(t, <-durable)
+	assert.EqualValues(t, 6, l.capCommit(6))
+	assert.Equal(t, [][]uint64{{1, 2, 3}, {4, 5, 6}}, store.made())
+}
+
+// Entries that come while a write is under way go to the disk together in
+// the next append.
+func TestOverlapLog_WritesWhatWaitsInOneAppend(t *testing.T) {
+	store, _, l := newLeaderLog(t)
+	store.hold()
+	require.NoError(t, l.StoreLogs(entries(1, 1)))
+	eventually(t, "the writer to wait for the store", func() bool { return store.waiting.Load() == 1 })
+	for i := uint64(2); i <= 5; i++ {
+		require.NoError(t, l.StoreLogs(entries(i, i)))
+	}
+	store.release()
+	require.True(t, l.waitDurable(5, nil))
+	assert.Equal(t, [][]uint64{{1}, {2, 3, 4, 5}}, store.made())
+}
+
+// A member that does not lead answers AppendEntries only once the entries
+// are on its disk: its append waits for the writer, after what was queued
+// while it led.
+func TestOverlapLog_AFollowerWaitsForItsDisk(t *testing.T) {
+	store, leading, l := newLeaderLog(t)
+	store.hold()
+	require.NoError(t, l.StoreLogs(entries(1, 2)))
+	leading.Store(false)
+	stored := make(chan error)
+	go func() { stored <- l.StoreLogs(entries(3, 4)) }()
+	eventually(t, "the writer to wait for the store", func() bool { return store.waiting.Load() == 1 })
+	select {
+	case err := <-stored:
+		t.Fatalf("a follower's append returned before its disk had the entries: %v", err)
+	default:
+	}
+	store.release()
+	require.NoError(t, <-stored)
+	last, err := store.LastIndex()
+	require.NoError(t, err)
+	assert.EqualValues(t, 4, last, "on disk when the append returns")
+}
+
+// A new leader replacing the tail of a former leader's log: the entries
+// still pending are written first, then deleted, so that nothing deleted
+// reaches the disk afterwards; the replacements follow.
+func TestOverlapLog_DeletingATailWritesWhatIsPendingFirst(t *testing.T) {
+	store, leading, l := newLeaderLog(t)
+	require.NoError(t, l.StoreLogs(entries(1, 3)))
+	require.True(t, l.waitDurable(3, nil))
+	store.hold()
+	require.NoError(t, l.StoreLogs(entries(4, 8)))
+	leading.Store(false)
+	deleted := make(chan error)
+	go func() { deleted <- l.DeleteRange(6, 8) }()
+	eventually(t, "the writer to wait for the store", func() bool { return store.waiting.Load() == 1 })
+	store.release()
+	require.NoError(t, <-deleted)
+	last, err := l.LastIndex()
+	require.NoError(t, err)
+	assert.EqualValues(t, 5, last)
+	assert.EqualValues(t, 5, l.capCommit(8), "the disk's end went back with the tail")
+	replaced := entries(6, 7)
+	replaced[0].Term, replaced[1].Term = 2, 2
+	require.NoError(t, l.StoreLogs(replaced))
+	var got raft.Log
+	require.NoError(t, store.GetLog(7, &got))
+	assert.EqualValues(t, 2, got.Term)
+	assert.Error(t, store.GetLog(8, &got), "the deleted entry stayed deleted")
+}
+
+// A failed write fails every later call, and nothing waiting for the disk
+// is told the entries are there.
+func TestOverlapLog_AFailedWriteFailsWhatFollows(t *testing.T) {
+	store, leading, l := newLeaderLog(t)
+	boom := errors.New("disk on fire")
+	store.mu.Lock()
+	store.fail = boom
+	store.mu.Unlock()
+	require.NoError(t, l.StoreLogs(entries(1, 2)), "a leader does not wait")
+	assert.False(t, l.waitDurable(2, nil))
+	assert.ErrorIs(t, l.StoreLogs(entries(3, 3)), boom)
+	leading.Store(false)
+	assert.ErrorIs(t, l.StoreLogs(entries(3, 3)), boom)
+	assert.EqualValues(t, 0, l.capCommit(2))
+	assert.ErrorIs(t, l.Close(), boom)
+}
+
+// Close writes what is pending; a wait for the disk also ends with stop.
+func TestOverlapLog_CloseWritesWhatIsPending(t *testing.T) {
+	store, _, l := newLeaderLog(t)
+	store.hold()
+	require.NoError(t, l.StoreLogs(entries(1, 4)))
+	stop := make(chan struct{})
+	close(stop)
+	assert.False(t, l.waitDurable(4, stop), "stop ends the wait")
+	closed := make(chan error)
+	go func() { closed <- l.Close() }()
+	eventually(t, "the writer to wait for the store", func() bool { return store.waiting.Load() == 1 })
+	store.release()
+	require.NoError(t, <-closed)
+	last, err := store.LastIndex()
+	require.NoError(t, err)
+	assert.EqualValues(t, 4, last)
+	assert.ErrorIs(t, l.StoreLogs(entries(5, 5)), errLogClosed)
+}
+
+// In a durable cluster the leader sends entries on while its own disk
+// still holds them up, and what Raft commits meanwhile is applied nowhere,
+// and no member hears of it as committed, until the leader's disk has it:
+// then a majority has it on disk.
+func TestOverlapLog_ACommitWaitsForTheLeadersDisk(t *testing.T) {
+	stores := make([]*heldStore, 3)
+	nodes := startNodes(t, 3, func(c *Config) {
+		c.DataDir = t.TempDir()
+		c.LogStore = LogStoreWAL
+		c.commitTimeout = 5 * time.Millisecond
+		c.wrapLogStore = func(s raft.LogStore) raft.LogStore {
+			hs := &heldStore{LogStore: s}
+			stores[c.ServerID-1] = hs
+			return hs
+		}
+	})
+	leader := leaderOf(nodes)
+	propose := func(session int64) {
+		cmd := &raftfsm.Command{Type: raftfsm.TypeCreateSession, Session: session, Timeout: 30000,
+			Passwd: make([]byte, 16), Time: time.Now().UnixMilli()}
+		leader.Propose(cmd.Encode(), 0)
+	}
+	propose(1)
+	for _, n := range nodes {
+		eventually(t, "every member to apply the first session", func() bool {
+			_, ok := n.fsm.Session(1)
+			return ok
+		})
+	}
+	r := leader.raftNow()
+	// proposeAt proposes a session and returns its entry's index.
+	proposeAt := func(session int64) uint64 {
+		before := leader.trans.storedCommand.Load()
+		propose(session)
+		eventually(t, "the leader to take the entry", func() bool { return leader.trans.storedCommand.Load() > before })
+		return leader.trans.storedCommand.Load()
+	}
+	zxid := leader.fsm.LastZxid()
+	store := stores[leader.cfg.ServerID-1]
+	store.hold()
+	second := proposeAt(2)
+	eventually(t, "Raft to commit the second session with the followers", func() bool { return r.CommitIndex() >= second })
+	// Proposed after the commit: the AppendEntries that carry it would
+	// carry the commit too.
+	third := proposeAt(3)
+	for _, n := range nodes {
+		if n != leader {
+			eventually(t, "the followers to store the third session", func() bool { return n.raftNow().LastIndex() >= third })
+		}
+	}
+	assert.EqualValues(t, 1, store.waiting.Load(), "the leader's disk still holds the second session up")
+	assert.Equal(t, zxid, leader.fsm.LastZxid(), "the leader applied an entry its disk does not have")
+	for _, n := range nodes {
+		_, ok := n.fsm.Session(2)
+		assert.False(t, ok, "member %d applied the second session", n.cfg.ServerID)
+		if n != leader {
+			assert.Less(t, n.trans.leaderCommit.Load(), second, "member %d was told of the commit", n.cfg.ServerID)
+		}
+	}
+	store.release()
+	for _, n := range nodes {
+		eventually(t, "every member to apply the third session", func() bool {
+			_, ok := n.fsm.Session(3)
+			return ok
+		})
+	}
+}
