@@ -137,6 +137,7 @@ type goneView struct {
 // Raft's own timeouts have taken over).
 func (n *Node) chooseCandidate(leader int) {
 	deadline := time.Now().Add(2 * n.cfg.RaftTimeout)
+	term := n.raftNow().CurrentTerm()
 	for time.Now().Before(deadline) {
 		changed := n.leaderChanges()
 		if !n.stillLeads(leader) {
@@ -150,6 +151,15 @@ func (n *Node) chooseCandidate(leader int) {
 			return
 		}
 		if best.id == n.cfg.ServerID {
+			// The views were asked for a moment ago, and a member's log may
+			// have grown since it answered (an append in flight when the
+			// leader went): it may have found itself the best and stood.
+			// Its vote request raised our term; standing now would start a
+			// second election that deposes the first's winner.
+			if n.raftNow().CurrentTerm() != term || !n.stillLeads(leader) {
+				n.log.Info("another member stood for election first", "leader", leader)
+				return
+			}
 			n.log.Info("the leader is gone for a majority: standing for election now", "leader", leader)
 			n.trans.timeoutNow()
 			return
