@@ -332,7 +332,15 @@ func TestClients_ClusterRecipes(t *testing.T) {
 	kazooScript, err := filepath.Abs(filepath.Join("clients", "kazoo_recipes.py"))
 	require.NoError(t, err)
 
-	zkAddrs, zkDir := startZkraftCluster(t)
+	// ZKRAFT_CLUSTER_LOG_STORE=wal (or boltdb) runs the members durable,
+	// with that log store.
+	var zkAddrs []string
+	var zkDir string
+	if store := os.Getenv("ZKRAFT_CLUSTER_LOG_STORE"); store != "" {
+		zkAddrs, zkDir = startZkraftClusterWith(t, 2000, "-log-store "+store, true)
+	} else {
+		zkAddrs, zkDir = startZkraftCluster(t)
+	}
 	ensembles := []ensemble{{"zkraft", zkAddrs}}
 	if ref := os.Getenv("ZKRAFT_REALZK_CLUSTER"); ref != "" {
 		ensembles = append(ensembles, ensemble{"realzk", strings.Split(ref, ",")})
