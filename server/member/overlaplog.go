@@ -2,6 +2,7 @@ package member
 
 import (
 	"errors"
+	"slices"
 	"sync"
 
 	"github.com/hashicorp/raft"
@@ -96,24 +97,35 @@ func (l *overlapLog) signalLocked() {
 	l.changed = make(chan struct{})
 }
 
-// waitDurable waits until the entry at index is on disk. It reports false
-// if it never will be: a write failed, or the log closed (stop also ends
-// the wait, so that a failed disk cannot hold a shutdown up).
+// waitDurable waits until the entry at index is on disk, and reports
+// true. Once a write has failed it never will be: it then waits for stop
+// (the member stopping) and reports false. Raft counts a batch it handed
+// the state machine as applied whatever the state machine did, so a member
+// must not go on applying, or snapshot (failed), past an entry it skipped.
+// Without a failure it does not give up at stop: the writer runs until
+// after Raft has shut down, and a snapshot must not miss a batch.
 func (l *overlapLog) waitDurable(index uint64, stop <-chan struct{}) bool {
 	for {
 		l.mu.Lock()
-		ok, failed := l.durable >= index, l.err != nil || l.closed
+		ok, failed := l.durable >= index, l.err != nil
 		ch := l.changed
 		l.mu.Unlock()
-		if ok || failed {
-			return ok
-		}
-		select {
-		case <-ch:
-		case <-stop:
+		switch {
+		case ok:
+			return true
+		case failed:
+			<-stop
 			return false
 		}
+		<-ch
 	}
+}
+
+// failed returns the error a write failed with, if one did.
+func (l *overlapLog) failed() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.err
 }
 
 // capCommit returns the commit index a leader may tell its followers:
@@ -127,20 +139,35 @@ func (l *overlapLog) capCommit(commit uint64) uint64 {
 func (l *overlapLog) StoreLog(log *raft.Log) error { return l.StoreLogs([]*raft.Log{log}) }
 
 // StoreLogs queues the entries for the writer; unless the caller is Raft's
-// leader loop, it waits until they are on disk.
+// leader loop, it waits until they are on disk. A leader waits too for
+// entries that change the cluster (its first no-op, configurations): Raft
+// decides on membership changes from its commit index, which counts the
+// leader, so that index must mean a majority has them on disk.
 func (l *overlapLog) StoreLogs(logs []*raft.Log) error {
 	if len(logs) == 0 {
 		return nil
 	}
-	leading := l.leading()
+	wait := !l.leading() || slices.ContainsFunc(logs, func(e *raft.Log) bool {
+		return e.Type == raft.LogNoop || e.Type == raft.LogConfiguration
+	})
 	l.mu.Lock()
 	if err := l.failedLocked(); err != nil {
 		l.mu.Unlock()
 		return err
 	}
 	if n := len(l.pending); n > 0 && logs[0].Index != l.pending[n-1].Index+1 {
+		// Not after what is queued: a member that led, then restored a
+		// snapshot past it. What is queued goes first.
+		last := l.pending[n-1].Index
 		l.mu.Unlock()
-		return errors.New("raft log: entries out of order")
+		if err := l.flushTo(last); err != nil {
+			return err
+		}
+		l.mu.Lock()
+		if err := l.failedLocked(); err != nil {
+			l.mu.Unlock()
+			return err
+		}
 	}
 	l.pending = append(l.pending, logs...)
 	select { // under mu: Close closes wake under it
@@ -148,7 +175,7 @@ func (l *overlapLog) StoreLogs(logs []*raft.Log) error {
 	default:
 	}
 	l.mu.Unlock()
-	if leading {
+	if !wait {
 		return nil
 	}
 	return l.flushTo(logs[len(logs)-1].Index)

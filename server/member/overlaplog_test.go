@@ -202,7 +202,10 @@ func TestOverlapLog_AFailedWriteFailsWhatFollows(t *testing.T) {
 	store.fail = boom
 	store.mu.Unlock()
 	require.NoError(t, l.StoreLogs(entries(1, 2)), "a leader does not wait")
-	assert.False(t, l.waitDurable(2, nil))
+	stopped := make(chan struct{})
+	close(stopped)
+	assert.False(t, l.waitDurable(2, stopped), "never on disk: given up when the member stops")
+	assert.ErrorIs(t, l.failed(), boom)
 	assert.ErrorIs(t, l.StoreLogs(entries(3, 3)), boom)
 	leading.Store(false)
 	assert.ErrorIs(t, l.StoreLogs(entries(3, 3)), boom)
@@ -215,18 +218,76 @@ func TestOverlapLog_CloseWritesWhatIsPending(t *testing.T) {
 	store, _, l := newLeaderLog(t)
 	store.hold()
 	require.NoError(t, l.StoreLogs(entries(1, 4)))
-	stop := make(chan struct{})
-	close(stop)
-	assert.False(t, l.waitDurable(4, stop), "stop ends the wait")
+	stopped := make(chan struct{})
+	close(stopped)
+	durable := make(chan bool)
+	// Without a failure, stopping does not skip a batch: the writer goes
+	// on until Raft has shut down.
+	go func() { durable <- l.waitDurable(4, stopped) }()
 	closed := make(chan error)
 	go func() { closed <- l.Close() }()
 	eventually(t, "the writer to wait for the store", func() bool { return store.waiting.Load() == 1 })
 	store.release()
 	require.NoError(t, <-closed)
+	assert.True(t, <-durable)
 	last, err := store.LastIndex()
 	require.NoError(t, err)
 	assert.EqualValues(t, 4, last)
 	assert.ErrorIs(t, l.StoreLogs(entries(5, 5)), errLogClosed)
+}
+
+// A leader waits for its disk when it appends an entry that changes the
+// cluster: Raft decides on membership from a commit index that counts the
+// leader.
+func TestOverlapLog_ALeaderWaitsForMembershipEntries(t *testing.T) {
+	for _, typ := range []raft.LogType{raft.LogNoop, raft.LogConfiguration} {
+		t.Run(typ.String(), func(t *testing.T) {
+			store, _, l := newLeaderLog(t)
+			store.hold()
+			require.NoError(t, l.StoreLogs(entries(1, 2)))
+			batch := entries(3, 4)
+			batch[0].Type = typ
+			stored := make(chan error)
+			go func() { stored <- l.StoreLogs(batch) }()
+			eventually(t, "the writer to wait for the store", func() bool { return store.waiting.Load() == 1 })
+			select {
+			case err := <-stored:
+				t.Fatalf("the append returned before the disk had it: %v", err)
+			default:
+			}
+			store.release()
+			require.NoError(t, <-stored)
+			assert.True(t, l.waitDurable(4, nil))
+		})
+	}
+}
+
+// Entries that do not follow what is queued (a member that led, then
+// restored a snapshot past its log) go after it, rather than failing.
+func TestOverlapLog_EntriesPastAGapFollowWhatIsQueued(t *testing.T) {
+	store, leading, l := newLeaderLog(t)
+	store.hold()
+	require.NoError(t, l.StoreLogs(entries(5, 8)))
+	leading.Store(false)
+	stored := make(chan error)
+	go func() { stored <- l.StoreLogs(entries(20, 21)) }()
+	eventually(t, "the writer to wait for the store", func() bool { return store.waiting.Load() == 1 })
+	store.release()
+	require.NoError(t, <-stored)
+	assert.Equal(t, [][]uint64{{5, 6, 7, 8}, {20, 21}}, store.made())
+}
+
+// Once the log failed to write, the state machine refuses snapshots: Raft
+// counts the batches it skipped as applied.
+func TestNotifyingFSM_NoSnapshotAfterTheLogFailed(t *testing.T) {
+	var failure error
+	f := notifyingFSM{FSM: raftfsm.New(nil), failed: func() error { return failure }}
+	snap, err := f.Snapshot()
+	require.NoError(t, err)
+	snap.Release()
+	failure = errors.New("disk on fire")
+	_, err = f.Snapshot()
+	assert.ErrorIs(t, err, failure)
 }
 
 // In a durable cluster the leader sends entries on while its own disk
@@ -269,6 +330,7 @@ func TestOverlapLog_ACommitWaitsForTheLeadersDisk(t *testing.T) {
 	zxid := leader.fsm.LastZxid()
 	store := stores[leader.cfg.ServerID-1]
 	store.hold()
+	t.Cleanup(store.release) // before the members stop, should the test fail
 	second := proposeAt(2)
 	eventually(t, "Raft to commit the second session with the followers", func() bool { return r.CommitIndex() >= second })
 	// Proposed after the commit: the AppendEntries that carry it would

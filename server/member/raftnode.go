@@ -79,6 +79,7 @@ func (n *Node) startRaft(ctx context.Context) (*memStores, error) {
 	nf := notifyingFSM{FSM: n.fsm, committed: n.committed, unread: mem != nil && !n.cfg.Clustered()}
 	if overlap != nil {
 		nf.durable = func(index uint64) bool { return overlap.waitDurable(index, n.quit) }
+		nf.failed = overlap.failed
 	}
 	fsm := loggedFSM{nf, n}
 	start := time.Now()

@@ -2,6 +2,7 @@ package member
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"slices"
@@ -410,13 +411,20 @@ type notifyingFSM struct {
 	unread    bool // snapshots capture nothing: see unreadSnapshot
 	// durable, when set, waits until this member's own log has the entry
 	// at index on disk, and reports false if it never will (overlapLog):
-	// the entry is then not applied, and the member is stopping or its
-	// disk has failed.
+	// its disk failed and the member is stopping; the entry is then not
+	// applied. failed, set with it, reports that failure: snapshots are
+	// refused from then on, since Raft counts skipped batches as applied.
 	durable func(index uint64) bool
+	failed  func() error
 }
 
 // Snapshot captures the state, unless no one will ever read it.
 func (f notifyingFSM) Snapshot() (raft.FSMSnapshot, error) {
+	if f.failed != nil {
+		if err := f.failed(); err != nil {
+			return nil, fmt.Errorf("no snapshot after the log failed to write: %w", err)
+		}
+	}
 	if f.unread {
 		return unreadSnapshot{}, nil
 	}
