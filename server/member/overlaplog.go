@@ -105,20 +105,11 @@ func (l *overlapLog) signalLocked() {
 // Without a failure it does not give up at stop: the writer runs until
 // after Raft has shut down, and a snapshot must not miss a batch.
 func (l *overlapLog) waitDurable(index uint64, stop <-chan struct{}) bool {
-	for {
-		l.mu.Lock()
-		ok, failed := l.durable >= index, l.err != nil
-		ch := l.changed
-		l.mu.Unlock()
-		switch {
-		case ok:
-			return true
-		case failed:
-			<-stop
-			return false
-		}
-		<-ch
+	if l.flushTo(index) == nil {
+		return true
 	}
+	<-stop
+	return false
 }
 
 // failed returns the error a write failed with, if one did.
@@ -191,19 +182,18 @@ func (l *overlapLog) failedLocked() error {
 	return nil
 }
 
-// flushTo waits until every entry up to index is on disk.
+// flushTo waits until every entry up to index is on disk, or a write
+// failed.
 func (l *overlapLog) flushTo(index uint64) error {
 	for {
 		l.mu.Lock()
-		if err := l.err; err != nil {
-			l.mu.Unlock()
-			return err
-		}
-		written := len(l.pending) == 0 || l.pending[0].Index > index
-		ch := l.changed
+		written, err, ch := l.durable >= index, l.err, l.changed
 		l.mu.Unlock()
-		if written {
+		switch {
+		case written:
 			return nil
+		case err != nil:
+			return err
 		}
 		<-ch
 	}

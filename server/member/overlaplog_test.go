@@ -42,6 +42,22 @@ func (s *heldStore) release() {
 	s.mu.Unlock()
 }
 
+// awaitWriter waits until an append waits for the store to be released.
+func (s *heldStore) awaitWriter(t *testing.T) {
+	t.Helper()
+	eventually(t, "the writer to wait for the store", func() bool { return s.waiting.Load() == 1 })
+}
+
+// requireWaiting fails the test if the append done reports on has returned.
+func requireWaiting(t *testing.T, done <-chan error, what string) {
+	t.Helper()
+	select {
+	case err := <-done:
+		t.Fatalf("%s returned before the disk had the entries: %v", what, err)
+	default:
+	}
+}
+
 func (s *heldStore) StoreLog(l *raft.Log) error { return s.StoreLogs([]*raft.Log{l}) }
 
 func (s *heldStore) StoreLogs(logs []*raft.Log) error {
@@ -103,7 +119,7 @@ func TestOverlapLog_TheLeaderDoesNotWaitForItsDisk(t *testing.T) {
 
 	store.hold()
 	require.NoError(t, l.StoreLogs(entries(4, 6)), "returns while the store is held")
-	eventually(t, "the writer to wait for the store", func() bool { return store.waiting.Load() == 1 })
+	store.awaitWriter(t)
 	last, err := l.LastIndex()
 	require.NoError(t, err)
 	assert.EqualValues(t, 6, last)
@@ -133,7 +149,7 @@ func TestOverlapLog_WritesWhatWaitsInOneAppend(t *testing.T) {
 	store, _, l := newLeaderLog(t)
 	store.hold()
 	require.NoError(t, l.StoreLogs(entries(1, 1)))
-	eventually(t, "the writer to wait for the store", func() bool { return store.waiting.Load() == 1 })
+	store.awaitWriter(t)
 	for i := uint64(2); i <= 5; i++ {
 		require.NoError(t, l.StoreLogs(entries(i, i)))
 	}
@@ -152,12 +168,8 @@ func TestOverlapLog_AFollowerWaitsForItsDisk(t *testing.T) {
 	leading.Store(false)
 	stored := make(chan error)
 	go func() { stored <- l.StoreLogs(entries(3, 4)) }()
-	eventually(t, "the writer to wait for the store", func() bool { return store.waiting.Load() == 1 })
-	select {
-	case err := <-stored:
-		t.Fatalf("a follower's append returned before its disk had the entries: %v", err)
-	default:
-	}
+	store.awaitWriter(t)
+	requireWaiting(t, stored, "a follower's append")
 	store.release()
 	require.NoError(t, <-stored)
 	last, err := store.LastIndex()
@@ -177,7 +189,7 @@ func TestOverlapLog_DeletingATailWritesWhatIsPendingFirst(t *testing.T) {
 	leading.Store(false)
 	deleted := make(chan error)
 	go func() { deleted <- l.DeleteRange(6, 8) }()
-	eventually(t, "the writer to wait for the store", func() bool { return store.waiting.Load() == 1 })
+	store.awaitWriter(t)
 	store.release()
 	require.NoError(t, <-deleted)
 	last, err := l.LastIndex()
@@ -226,7 +238,7 @@ func TestOverlapLog_CloseWritesWhatIsPending(t *testing.T) {
 	go func() { durable <- l.waitDurable(4, stopped) }()
 	closed := make(chan error)
 	go func() { closed <- l.Close() }()
-	eventually(t, "the writer to wait for the store", func() bool { return store.waiting.Load() == 1 })
+	store.awaitWriter(t)
 	store.release()
 	require.NoError(t, <-closed)
 	assert.True(t, <-durable)
@@ -249,12 +261,8 @@ func TestOverlapLog_ALeaderWaitsForMembershipEntries(t *testing.T) {
 			batch[0].Type = typ
 			stored := make(chan error)
 			go func() { stored <- l.StoreLogs(batch) }()
-			eventually(t, "the writer to wait for the store", func() bool { return store.waiting.Load() == 1 })
-			select {
-			case err := <-stored:
-				t.Fatalf("the append returned before the disk had it: %v", err)
-			default:
-			}
+			store.awaitWriter(t)
+			requireWaiting(t, stored, "the append")
 			store.release()
 			require.NoError(t, <-stored)
 			assert.True(t, l.waitDurable(4, nil))
@@ -271,7 +279,7 @@ func TestOverlapLog_EntriesPastAGapFollowWhatIsQueued(t *testing.T) {
 	leading.Store(false)
 	stored := make(chan error)
 	go func() { stored <- l.StoreLogs(entries(20, 21)) }()
-	eventually(t, "the writer to wait for the store", func() bool { return store.waiting.Load() == 1 })
+	store.awaitWriter(t)
 	store.release()
 	require.NoError(t, <-stored)
 	assert.Equal(t, [][]uint64{{5, 6, 7, 8}, {20, 21}}, store.made())
