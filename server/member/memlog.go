@@ -10,8 +10,10 @@ import (
 	"github.com/hashicorp/raft"
 )
 
-// logEntryOverhead is what an entry of the in-memory log costs besides its
-// data: the raft.Log, its slot in the log and its running total here.
+// logEntryOverhead is what an entry of the in-memory log is counted as
+// costing besides its data. It costs less (its 40-byte record in logRuns and
+// its running total here), but the figure also spaces snapshots, and stands
+// for a node's share of a snapshot in logBudget.
 const logEntryOverhead = 96
 
 // memLog is an in-memory member's Raft log (logRuns) and stable store
