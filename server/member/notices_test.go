@@ -121,7 +121,7 @@ func TestCommitNotices_FollowersApplyWithoutFurtherTraffic(t *testing.T) {
 func TestPeerTransport_HoldsNoticesUntilTheEntryIsStored(t *testing.T) {
 	quit := make(chan struct{})
 	defer close(quit)
-	pt := newPeerTransport(nil, raft.RPCHeader{}, nil, quit, 50*time.Millisecond, quietLogger())
+	pt := newPeerTransport(nil, nil, raft.RPCHeader{}, nil, quit, 50*time.Millisecond, quietLogger())
 	in := make(chan raft.RPC)
 	go pt.runFrom(in)
 	notice := func(index uint64) (raft.RPC, chan raft.RPCResponse) {

@@ -28,6 +28,7 @@ type peerConn struct {
 	local, remote int
 	links         *Links
 	accepted      bool
+	magic         byte // what an accepted connection opened with
 	headerOnce    sync.Once
 	headerErr     error
 	closeOnce     sync.Once
@@ -44,6 +45,11 @@ type peerConn struct {
 // dialPeer connects member from to member to at addr, or at the address
 // via gives for it.
 func dialPeer(links *Links, via map[string]string, from, to int, addr string, timeout time.Duration) (net.Conn, error) {
+	return dialPeerAs(peerMagic, links, via, from, to, addr, timeout)
+}
+
+// dialPeerAs is dialPeer for a connection that opens with magic.
+func dialPeerAs(magic byte, links *Links, via map[string]string, from, to int, addr string, timeout time.Duration) (net.Conn, error) {
 	if !links.up(from, to) {
 		return nil, errLinkCut
 	}
@@ -54,7 +60,7 @@ func dialPeer(links *Links, via map[string]string, from, to int, addr string, ti
 	if err != nil {
 		return nil, err
 	}
-	if _, err := nc.Write([]byte{peerMagic, byte(from)}); err != nil {
+	if _, err := nc.Write([]byte{magic, byte(from)}); err != nil {
 		nc.Close()
 		return nil, err
 	}
@@ -97,11 +103,11 @@ func (c *peerConn) readHeader() {
 		return
 	}
 	c.Conn.SetReadDeadline(time.Time{})
-	if hdr[0] != peerMagic {
+	if hdr[0] != peerMagic && hdr[0] != appendsMagic {
 		c.headerErr = fmt.Errorf("peer header: bad magic %#x", hdr[0])
 		return
 	}
-	c.remote = int(hdr[1])
+	c.magic, c.remote = hdr[0], int(hdr[1])
 	if !c.links.track(c) {
 		c.headerErr = errLinkCut
 		c.Conn.Close()
@@ -147,7 +153,9 @@ func (l *peerListener) Accept() (net.Conn, error) {
 
 // raftStream is Raft's stream layer over peer connections. It tracks the
 // connections it dials and accepts, and closes them all with the listener:
-// Raft's transport leaves connection handlers running otherwise.
+// Raft's transport leaves connection handlers running otherwise. Accepted
+// connections that carry AppendEntries (appendsMagic) go to serveAppends,
+// the others to Raft's network transport.
 type raftStream struct {
 	ln        *peerListener
 	advertise net.Addr
@@ -156,6 +164,14 @@ type raftStream struct {
 	via       map[string]string            // addresses to dial instead (Config.PeerVia)
 	idOf      func(raft.ServerAddress) int // the member at a Raft address, 0 if none
 	broken    func(remote int)             // told when an accepted connection is ended by its member
+	// serveAppends serves a connection of AppendEntries; until it is set,
+	// such a connection is closed (its member dials again).
+	serveAppends atomic.Pointer[func(net.Conn)]
+
+	acceptOnce sync.Once
+	accepted   chan net.Conn // connections for Raft's network transport
+	ended      chan struct{} // closed when the listener fails
+	acceptErr  error         // why, set before ended closes
 
 	mu     sync.Mutex // guards conns, closed
 	conns  map[*peerConn]struct{}
@@ -166,18 +182,88 @@ var _ raft.StreamLayer = (*raftStream)(nil)
 
 func (s *raftStream) Addr() net.Addr { return s.advertise }
 
+// Accept returns the next connection for Raft's network transport.
 func (s *raftStream) Accept() (net.Conn, error) {
-	nc, err := s.ln.Accept()
-	if err != nil {
-		return nil, err
+	s.acceptOnce.Do(func() {
+		s.accepted, s.ended = make(chan net.Conn), make(chan struct{})
+		go s.acceptLoop()
+	})
+	select {
+	case c := <-s.accepted:
+		return c, nil
+	case <-s.ended:
+		return nil, s.acceptErr
 	}
-	pc := nc.(*peerConn)
-	pc.onBroken = s.broken
-	return s.track(pc)
+}
+
+// acceptLoop accepts connections until the listener closes, and sorts each
+// by its header (read on a goroutine of its own: a slow member holds up no
+// one else).
+func (s *raftStream) acceptLoop() {
+	var delay time.Duration
+	for {
+		nc, err := s.ln.Accept()
+		if err != nil {
+			if s.isClosed() || errors.Is(err, net.ErrClosed) {
+				s.acceptErr = err
+				close(s.ended)
+				return
+			}
+			// Out of descriptors, say: wait a little, as Raft's
+			// transport does, and go on.
+			delay = min(max(2*delay, 5*time.Millisecond), time.Second)
+			time.Sleep(delay)
+			continue
+		}
+		delay = 0
+		pc := nc.(*peerConn)
+		pc.onBroken = s.broken
+		go s.sort(pc)
+	}
+}
+
+func (s *raftStream) sort(pc *peerConn) {
+	pc.headerOnce.Do(pc.readHeader)
+	if pc.headerErr != nil {
+		pc.Close()
+		return
+	}
+	c, err := s.track(pc)
+	if err != nil {
+		return
+	}
+	if pc.magic == appendsMagic {
+		if serve := s.serveAppends.Load(); serve != nil {
+			(*serve)(c)
+		} else {
+			c.Close()
+		}
+		return
+	}
+	select {
+	case s.accepted <- c:
+	case <-s.ended:
+		c.Close()
+	}
+}
+
+func (s *raftStream) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
 }
 
 func (s *raftStream) Dial(addr raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
-	nc, err := dialPeer(s.links, s.via, s.self, s.idOf(addr), string(addr), timeout)
+	return s.dialAs(peerMagic, addr, timeout)
+}
+
+// dialAppends dials a connection for AppendEntries (see serveAppends).
+func (s *raftStream) dialAppends(addr raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
+	return s.dialAs(appendsMagic, addr, timeout)
+}
+
+func (s *raftStream) dialAs(magic byte, addr raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
+	nc, err := dialPeerAs(magic, s.links, s.via, s.self, s.idOf(addr), string(addr), timeout)
 	if err != nil {
 		return nil, err
 	}

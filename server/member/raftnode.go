@@ -290,7 +290,7 @@ func (n *Node) raftTransport(empty bool) (raft.Transport, raft.Configuration, er
 	if empty {
 		guard = newVoteGuard(header, n.log)
 	}
-	pt := newPeerTransport(trans, header, guard, n.quit, n.cfg.RaftTimeout, n.log)
+	pt := newPeerTransport(trans, stream, header, guard, n.quit, n.cfg.RaftTimeout, n.log)
 	if !n.goOwned("raft-transport", pt.run) {
 		return nil, raft.Configuration{}, ErrClosed
 	}

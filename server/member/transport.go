@@ -54,6 +54,7 @@ func isCommitNotice(req *raft.AppendEntriesRequest) bool {
 // way to send commit notices.
 type peerTransport struct {
 	*raft.NetworkTransport
+	stream  *raftStream
 	header  raft.RPCHeader
 	guard   *voteGuard // nil for a durable member
 	out     chan raft.RPC
@@ -63,6 +64,9 @@ type peerTransport struct {
 
 	stored     chan struct{} // signalled when the log store stored entries
 	local      chan raft.RPC // RPCs this member hands its own Raft (see timeoutNow)
+	appendsIn  chan raft.RPC // AppendEntries received by serveAppends
+	appends    appendPool
+	heartbeat  atomic.Pointer[func(raft.RPC)] // Raft's heartbeat handler, as SetHeartbeatHandler wraps it
 	lastStored atomic.Uint64
 	raft       atomic.Pointer[raft.Raft]
 	// noticed is the highest index a commit notice named, storedCommand
@@ -79,10 +83,16 @@ type peerTransport struct {
 	capCommit func(uint64) uint64
 }
 
-func newPeerTransport(t *raft.NetworkTransport, header raft.RPCHeader, guard *voteGuard, quit <-chan struct{},
-	timeout time.Duration, log *slog.Logger) *peerTransport {
-	return &peerTransport{NetworkTransport: t, header: header, guard: guard, out: make(chan raft.RPC),
-		quit: quit, log: log, timeout: timeout, stored: make(chan struct{}, 1), local: make(chan raft.RPC, 1)}
+func newPeerTransport(t *raft.NetworkTransport, stream *raftStream, header raft.RPCHeader, guard *voteGuard,
+	quit <-chan struct{}, timeout time.Duration, log *slog.Logger) *peerTransport {
+	pt := &peerTransport{NetworkTransport: t, stream: stream, header: header, guard: guard, out: make(chan raft.RPC),
+		quit: quit, log: log, timeout: timeout, stored: make(chan struct{}, 1), local: make(chan raft.RPC, 1),
+		appendsIn: make(chan raft.RPC)}
+	if stream != nil {
+		serve := pt.serveAppends
+		stream.serveAppends.Store(&serve)
+	}
+	return pt
 }
 
 // Consumer implements raft.Transport.
@@ -91,13 +101,20 @@ func (t *peerTransport) Consumer() <-chan raft.RPC { return t.out }
 // SetHeartbeatHandler implements raft.Transport: heartbeats carry the
 // leader's commit index too, which leaderCommit and the vote guard note.
 func (t *peerTransport) SetHeartbeatHandler(cb func(raft.RPC)) {
-	t.NetworkTransport.SetHeartbeatHandler(func(rpc raft.RPC) {
+	if cb == nil {
+		t.heartbeat.Store(nil)
+		t.NetworkTransport.SetHeartbeatHandler(nil)
+		return
+	}
+	hb := func(rpc raft.RPC) {
 		t.noteLeaderCommit(rpc.Command)
 		if t.guard != nil {
 			t.guard.note(rpc.Command)
 		}
 		cb(rpc)
-	})
+	}
+	t.heartbeat.Store(&hb)
+	t.NetworkTransport.SetHeartbeatHandler(hb)
 }
 
 // noteLeaderCommit raises leaderCommit to an AppendEntries' commit index.
@@ -165,30 +182,13 @@ func (t *peerTransport) runFrom(in <-chan raft.RPC) {
 		if len(waiting) > 0 {
 			surveyed = t.guard.surveyed
 		}
+		var rpc raft.RPC
+		received := false
 		select {
-		case rpc := <-in:
-			if t.guard != nil {
-				switch t.guard.check(rpc) {
-				case refuse:
-					continue
-				case hold:
-					waiting = append(waiting, rpc)
-					continue
-				}
-			}
-			t.noteLeaderCommit(rpc.Command)
-			if req, ok := rpc.Command.(*raft.AppendEntriesRequest); ok && isCommitNotice(req) {
-				raiseTo(&t.noticed, req.PrevLogEntry)
-				if !t.has(req.PrevLogEntry) {
-					if held != nil {
-						t.decline(*held)
-					}
-					held = &rpc
-					giveUp.Reset(t.timeout)
-					continue
-				}
-			}
-			queue = append(queue, rpc)
+		case rpc = <-in:
+			received = true
+		case rpc = <-t.appendsIn:
+			received = true
 		case rpc := <-t.local:
 			queue = append(queue, rpc)
 		case <-surveyed:
@@ -215,6 +215,31 @@ func (t *peerTransport) runFrom(in <-chan raft.RPC) {
 		case <-t.quit:
 			return
 		}
+		if !received {
+			continue
+		}
+		if t.guard != nil {
+			switch t.guard.check(rpc) {
+			case refuse:
+				continue
+			case hold:
+				waiting = append(waiting, rpc)
+				continue
+			}
+		}
+		t.noteLeaderCommit(rpc.Command)
+		if req, ok := rpc.Command.(*raft.AppendEntriesRequest); ok && isCommitNotice(req) {
+			raiseTo(&t.noticed, req.PrevLogEntry)
+			if !t.has(req.PrevLogEntry) {
+				if held != nil {
+					t.decline(*held)
+				}
+				held = &rpc
+				giveUp.Reset(t.timeout)
+				continue
+			}
+		}
+		queue = append(queue, rpc)
 	}
 }
 
@@ -261,88 +286,6 @@ func staleConn(err error) bool {
 	msg := err.Error()
 	return strings.Contains(msg, "connection reset by peer") || strings.Contains(msg, "broken pipe") ||
 		strings.HasSuffix(msg, ": EOF")
-}
-
-// AppendEntriesPipeline implements raft.Transport: the network
-// transport's pipeline, with its answers read by a goroutine of ours.
-// Raft's pipeline decoder stops reading answers when one fails (a member
-// that restarted empty, a newer term), while its sender may be waiting for
-// room among the 128 requests in flight, which only reading answers makes:
-// it would wait for ever, and so would Raft's shutdown (seen: a restarted
-// member never caught up, and closing the leader hung for minutes). Our
-// reader keeps taking answers until the pipeline closes, and closes it when
-// the node stops, which frees a sender that waits.
-func (t *peerTransport) AppendEntriesPipeline(id raft.ServerID, target raft.ServerAddress) (raft.AppendPipeline, error) {
-	p, err := t.NetworkTransport.AppendEntriesPipeline(id, target)
-	if err != nil {
-		return nil, err
-	}
-	d := &drainedPipeline{AppendPipeline: p, capCommit: t.capCommit, out: make(chan raft.AppendFuture), done: make(chan struct{})}
-	go d.forward(t.quit)
-	return d, nil
-}
-
-// drainedPipeline is a pipeline whose answers are always read (see
-// AppendEntriesPipeline) and queued for Raft.
-type drainedPipeline struct {
-	raft.AppendPipeline
-	capCommit func(uint64) uint64 // see peerTransport.capCommit
-	out       chan raft.AppendFuture
-	done      chan struct{}
-	once      sync.Once
-}
-
-// AppendEntries implements raft.AppendPipeline.
-func (p *drainedPipeline) AppendEntries(args *raft.AppendEntriesRequest,
-	resp *raft.AppendEntriesResponse) (raft.AppendFuture, error) {
-	if p.capCommit != nil {
-		args.LeaderCommitIndex = p.capCommit(args.LeaderCommitIndex)
-	}
-	return p.AppendPipeline.AppendEntries(args, resp)
-}
-
-// AppendEntries implements raft.Transport.
-func (t *peerTransport) AppendEntries(id raft.ServerID, target raft.ServerAddress,
-	args *raft.AppendEntriesRequest, resp *raft.AppendEntriesResponse) error {
-	if t.capCommit != nil {
-		args.LeaderCommitIndex = t.capCommit(args.LeaderCommitIndex)
-	}
-	return t.NetworkTransport.AppendEntries(id, target, args, resp)
-}
-
-// Consumer implements raft.AppendPipeline.
-func (p *drainedPipeline) Consumer() <-chan raft.AppendFuture { return p.out }
-
-// Close implements raft.AppendPipeline.
-func (p *drainedPipeline) Close() error {
-	p.once.Do(func() { close(p.done) })
-	return p.AppendPipeline.Close()
-}
-
-// forward moves answers from the network pipeline to Raft, in order,
-// holding those Raft has not taken yet (at most the requests in flight).
-func (p *drainedPipeline) forward(quit <-chan struct{}) {
-	var queue []raft.AppendFuture
-	in := p.AppendPipeline.Consumer()
-	for {
-		var out chan raft.AppendFuture
-		var next raft.AppendFuture
-		if len(queue) > 0 {
-			out, next = p.out, queue[0]
-		}
-		select {
-		case f := <-in:
-			queue = append(queue, f)
-		case out <- next:
-			queue[0] = nil
-			queue = queue[1:]
-		case <-p.done:
-			return
-		case <-quit:
-			p.Close()
-			return
-		}
-	}
 }
 
 // timeoutNow hands this member's Raft a TimeoutNow, as a leader handing
@@ -672,7 +615,7 @@ func (n *Node) keepNoticeLink(l *noticeLink) {
 		if connected {
 			continue
 		}
-		pipe, err := n.trans.NetworkTransport.AppendEntriesPipeline(l.id, l.addr)
+		pipe, err := n.trans.appendPipeline(l.addr, nil)
 		if err != nil {
 			select {
 			case <-time.After(n.cfg.RaftTimeout):

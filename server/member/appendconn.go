@@ -1,0 +1,340 @@
+package member
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/raft"
+)
+
+// AppendEntries over connections of their own (see appendwire.go for why).
+//
+// A member dials them on the other's Raft port with appendsMagic in place
+// of peerMagic; raftStream hands such a connection to serveAppends rather
+// than to Raft's network transport, which keeps every other RPC (votes,
+// snapshots, TimeoutNow). The sending side mirrors the network
+// transport's: a small pool of connections for single requests (heartbeats
+// among them) and a connection per pipeline, 10 s to send or answer
+// (appendIOTimeout). Members of an older zkraft refuse these connections,
+// so a cluster is upgraded all at once, not member by member.
+
+const (
+	appendsMagic    = 0x7b
+	appendIOTimeout = 10 * time.Second
+	// maxAppendsInFlight is how many AppendEntries a pipeline sends before
+	// the first is answered, as Raft's network transport allows.
+	maxAppendsInFlight = 128
+)
+
+// appendConn is the sending side of one connection.
+type appendConn struct {
+	net.Conn
+	r       *bufio.Reader
+	w       *bufio.Writer
+	enc     frameWriter
+	scratch []byte // the last answer's frame, reused
+}
+
+func newAppendConn(nc net.Conn) *appendConn {
+	return &appendConn{Conn: nc, r: bufio.NewReaderSize(nc, 16<<10), w: bufio.NewWriterSize(nc, 64<<10)}
+}
+
+func (c *appendConn) send(req *raft.AppendEntriesRequest) error {
+	if _, err := c.w.Write(encodeAppendRequest(&c.enc, req)); err != nil {
+		return err
+	}
+	return c.w.Flush()
+}
+
+// receive reads an answer into resp. It returns the error the far side
+// answered with, and err if the connection failed or the answer was
+// malformed (the connection is then of no further use).
+func (c *appendConn) receive(resp *raft.AppendEntriesResponse) (answered, err error) {
+	frame, err := readFrame(c.r, c.scratch)
+	if err != nil {
+		return nil, err
+	}
+	c.scratch = frame
+	return decodeAppendResponse(frame, resp)
+}
+
+// appendPool keeps idle connections for single AppendEntries, per member.
+// raftStream closes them with the rest when the node stops.
+type appendPool struct {
+	mu   sync.Mutex
+	idle map[raft.ServerAddress][]*appendConn
+}
+
+func (p *appendPool) get(target raft.ServerAddress) *appendConn {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	conns := p.idle[target]
+	if len(conns) == 0 {
+		return nil
+	}
+	c := conns[len(conns)-1]
+	p.idle[target] = conns[:len(conns)-1]
+	return c
+}
+
+func (p *appendPool) put(target raft.ServerAddress, c *appendConn) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.idle[target]) >= maxPooledConns {
+		c.Close()
+		return
+	}
+	if p.idle == nil {
+		p.idle = make(map[raft.ServerAddress][]*appendConn)
+	}
+	p.idle[target] = append(p.idle[target], c)
+}
+
+// dialAppends connects to the member at target for AppendEntries.
+func (t *peerTransport) dialAppends(target raft.ServerAddress) (*appendConn, error) {
+	nc, err := t.stream.dialAppends(target, appendIOTimeout)
+	if err != nil {
+		return nil, err
+	}
+	return newAppendConn(nc), nil
+}
+
+// AppendEntries implements raft.Transport, retrying on a stale pooled
+// connection (see retryStale; an AppendEntries may be received twice).
+func (t *peerTransport) AppendEntries(id raft.ServerID, target raft.ServerAddress,
+	args *raft.AppendEntriesRequest, resp *raft.AppendEntriesResponse) error {
+	if t.capCommit != nil {
+		args.LeaderCommitIndex = t.capCommit(args.LeaderCommitIndex)
+	}
+	return retryStale(func() error { return t.appendOnce(target, args, resp) })
+}
+
+func (t *peerTransport) appendOnce(target raft.ServerAddress, args *raft.AppendEntriesRequest, resp *raft.AppendEntriesResponse) error {
+	c := t.appends.get(target)
+	if c == nil {
+		var err error
+		if c, err = t.dialAppends(target); err != nil {
+			return err
+		}
+	}
+	c.SetDeadline(time.Now().Add(appendIOTimeout))
+	if err := c.send(args); err != nil {
+		c.Close()
+		return err
+	}
+	answered, err := c.receive(resp)
+	if err != nil {
+		c.Close()
+		return err
+	}
+	t.appends.put(target, c)
+	return answered
+}
+
+// AppendEntriesPipeline implements raft.Transport.
+func (t *peerTransport) AppendEntriesPipeline(_ raft.ServerID, target raft.ServerAddress) (raft.AppendPipeline, error) {
+	return t.appendPipeline(target, t.capCommit)
+}
+
+// appendPipeline opens a pipeline to the member at target, whose requests'
+// commit index capCommit caps, if set.
+func (t *peerTransport) appendPipeline(target raft.ServerAddress, capCommit func(uint64) uint64) (*appendPipe, error) {
+	c, err := t.dialAppends(target)
+	if err != nil {
+		return nil, err
+	}
+	p := &appendPipe{conn: c, capCommit: capCommit, sent: make(chan *appendFuture, maxAppendsInFlight),
+		done: make(chan raft.AppendFuture, maxAppendsInFlight), shut: make(chan struct{})}
+	go p.readAnswers(t.quit)
+	return p, nil
+}
+
+// appendPipe is a pipeline of AppendEntries over one connection: requests
+// go out as Raft sends them, and a goroutine reads the answers in order.
+// The answers read are always handed on, queued if Raft is not taking them:
+// Raft stops taking them after a failed one, while its sender may be
+// waiting for room among the requests in flight, which only reading
+// answers makes (it would wait for ever, and so would Raft's shutdown).
+type appendPipe struct {
+	conn      *appendConn
+	capCommit func(uint64) uint64
+	sent      chan *appendFuture // sent, not yet answered
+	done      chan raft.AppendFuture
+	shut      chan struct{}
+	once      sync.Once
+}
+
+// AppendEntries implements raft.AppendPipeline.
+func (p *appendPipe) AppendEntries(args *raft.AppendEntriesRequest, resp *raft.AppendEntriesResponse) (raft.AppendFuture, error) {
+	if p.capCommit != nil {
+		args.LeaderCommitIndex = p.capCommit(args.LeaderCommitIndex)
+	}
+	f := &appendFuture{start: time.Now(), req: args, resp: resp, answered: make(chan struct{})}
+	// Room first: an answer read may then always be handed on.
+	select {
+	case p.sent <- f:
+	case <-p.shut:
+		return nil, raft.ErrPipelineShutdown
+	}
+	p.conn.SetWriteDeadline(time.Now().Add(appendIOTimeout))
+	if err := p.conn.send(args); err != nil {
+		p.Close() // the answer reader fails what was sent
+		return nil, err
+	}
+	return f, nil
+}
+
+// readAnswers reads the answers to what was sent, in order, until the
+// pipeline closes (or the node stops, which closes it).
+func (p *appendPipe) readAnswers(quit <-chan struct{}) {
+	var ready []raft.AppendFuture // answered, not yet taken by Raft
+	var broken error
+	for {
+		// Hand on what is ready without waiting, then wait for whatever
+		// comes first.
+		for len(ready) > 0 {
+			select {
+			case p.done <- ready[0]:
+				ready[0] = nil
+				ready = ready[1:]
+				continue
+			default:
+			}
+			break
+		}
+		var out chan raft.AppendFuture
+		var next raft.AppendFuture
+		if len(ready) > 0 {
+			out, next = p.done, ready[0]
+		}
+		select {
+		case f := <-p.sent:
+			if broken == nil {
+				p.conn.SetReadDeadline(time.Now().Add(appendIOTimeout))
+				var answered error
+				if answered, broken = p.conn.receive(f.resp); broken == nil {
+					f.err = answered
+				} else {
+					p.conn.Close()
+				}
+			}
+			if broken != nil {
+				f.err = broken
+			}
+			close(f.answered)
+			ready = append(ready, f)
+		case out <- next:
+			ready[0] = nil
+			ready = ready[1:]
+		case <-p.shut:
+			return
+		case <-quit:
+			p.Close()
+			return
+		}
+	}
+}
+
+// Consumer implements raft.AppendPipeline.
+func (p *appendPipe) Consumer() <-chan raft.AppendFuture { return p.done }
+
+// Close implements raft.AppendPipeline.
+func (p *appendPipe) Close() error {
+	p.once.Do(func() {
+		close(p.shut)
+		p.conn.Close()
+	})
+	return nil
+}
+
+// appendFuture is a pipelined AppendEntries.
+type appendFuture struct {
+	start    time.Time
+	req      *raft.AppendEntriesRequest
+	resp     *raft.AppendEntriesResponse
+	err      error
+	answered chan struct{} // closed once err and resp are set
+}
+
+func (f *appendFuture) Error() error {
+	<-f.answered
+	return f.err
+}
+
+func (f *appendFuture) Start() time.Time                      { return f.start }
+func (f *appendFuture) Request() *raft.AppendEntriesRequest   { return f.req }
+func (f *appendFuture) Response() *raft.AppendEntriesResponse { return f.resp }
+
+// serveAppends answers the AppendEntries a member sends over c, in order,
+// until c or the node closes. Each goes to Raft as if through its network
+// transport (see run), heartbeats straight to the heartbeat handler as
+// that transport does. Answers are written out once no further request is
+// waiting, so that a pipeline's answers share writes.
+func (t *peerTransport) serveAppends(c net.Conn) {
+	defer c.Close()
+	r := bufio.NewReaderSize(c, 64<<10)
+	w := bufio.NewWriterSize(c, 16<<10)
+	var enc frameWriter
+	for {
+		frame, err := readFrame(r, nil) // the entries keep pointing into it
+		if err != nil {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+				t.log.Debug("AppendEntries connection ended", "err", err)
+			}
+			return
+		}
+		req, err := decodeAppendRequest(frame)
+		if err != nil {
+			t.log.Warn("malformed AppendEntries from a member; closing its connection", "remote", c.RemoteAddr(), "err", err)
+			return
+		}
+		respCh := make(chan raft.RPCResponse, 1)
+		rpc := raft.RPC{Command: req, RespChan: respCh}
+		if hb := t.heartbeat.Load(); hb != nil && isHeartbeat(req) {
+			(*hb)(rpc)
+		} else {
+			select {
+			case t.appendsIn <- rpc:
+			case <-t.quit:
+				return
+			}
+		}
+		var answer raft.RPCResponse
+		select {
+		case answer = <-respCh:
+		case <-t.quit:
+			return
+		}
+		resp, _ := answer.Response.(*raft.AppendEntriesResponse)
+		if resp == nil {
+			resp = &raft.AppendEntriesResponse{}
+		}
+		var msg string
+		if answer.Error != nil {
+			msg = answer.Error.Error()
+		}
+		if _, err := w.Write(encodeAppendResponse(&enc, msg, resp)); err != nil {
+			return
+		}
+		if r.Buffered() == 0 {
+			if err := w.Flush(); err != nil {
+				return
+			}
+		}
+	}
+}
+
+// isHeartbeat reports whether req is one of Raft's heartbeats, as its
+// network transport tells them.
+func isHeartbeat(req *raft.AppendEntriesRequest) bool {
+	leader := req.Addr
+	if len(leader) == 0 {
+		leader = req.Leader
+	}
+	return req.Term != 0 && leader != nil && req.PrevLogEntry == 0 && req.PrevLogTerm == 0 &&
+		len(req.Entries) == 0 && req.LeaderCommitIndex == 0
+}
