@@ -2,6 +2,8 @@ package member
 
 import (
 	"bufio"
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"io"
 	"net"
@@ -272,25 +274,37 @@ func (f *appendFuture) Response() *raft.AppendEntriesResponse { return f.resp }
 // serveAppends answers the AppendEntries a member sends over c, in order,
 // until c or the node closes. Each goes to Raft as if through its network
 // transport (see run), heartbeats straight to the heartbeat handler as
-// that transport does. Answers are written out once no further request is
-// waiting, so that a pipeline's answers share writes.
+// that transport does. Requests of a pipeline that are already waiting
+// when one is read, and that carry the entries following its own, go to
+// Raft with it as one (see mergeAppends): a durable member then writes
+// them with one fsync, where it wrote each alone. Answers go out once no
+// further request is waiting, so that a pipeline's answers share writes.
 func (t *peerTransport) serveAppends(c net.Conn) {
 	defer c.Close()
-	r := bufio.NewReaderSize(c, 64<<10)
+	r := bufio.NewReaderSize(c, 256<<10)
 	w := bufio.NewWriterSize(c, 16<<10)
 	var enc frameWriter
+	var next *raft.AppendEntriesRequest // read, and not merged into the one before
 	for {
-		frame, err := readFrame(r, nil) // the entries keep pointing into it
-		if err != nil {
-			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
-				t.log.Debug("AppendEntries connection ended", "err", err)
+		req := next
+		next = nil
+		if req == nil {
+			var err error
+			if req, err = t.readAppend(c, r); err != nil {
+				return
 			}
-			return
 		}
-		req, err := decodeAppendRequest(frame)
-		if err != nil {
-			t.log.Warn("malformed AppendEntries from a member; closing its connection", "remote", c.RemoteAddr(), "err", err)
-			return
+		merged := 1
+		for framed(r) && mergeable(req) && len(req.Entries) < maxMergedEntries {
+			more, err := t.readAppend(c, r)
+			if err != nil {
+				return
+			}
+			if !mergeAppends(req, more) {
+				next = more
+				break
+			}
+			merged++
 		}
 		respCh := make(chan raft.RPCResponse, 1)
 		rpc := raft.RPC{Command: req, RespChan: respCh}
@@ -317,15 +331,69 @@ func (t *peerTransport) serveAppends(c net.Conn) {
 		if answer.Error != nil {
 			msg = answer.Error.Error()
 		}
-		if _, err := w.Write(encodeAppendResponse(&enc, msg, resp)); err != nil {
-			return
+		for range merged { // one answer for each request
+			if _, err := w.Write(encodeAppendResponse(&enc, msg, resp)); err != nil {
+				return
+			}
 		}
-		if r.Buffered() == 0 {
+		if next == nil && r.Buffered() == 0 {
 			if err := w.Flush(); err != nil {
 				return
 			}
 		}
 	}
+}
+
+// maxMergedEntries bounds the entries requests are merged up to.
+const maxMergedEntries = 4096
+
+// readAppend reads and decodes the next request on c.
+func (t *peerTransport) readAppend(c net.Conn, r *bufio.Reader) (*raft.AppendEntriesRequest, error) {
+	frame, err := readFrame(r, nil) // the entries keep pointing into it
+	if err != nil {
+		if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+			t.log.Debug("AppendEntries connection ended", "err", err)
+		}
+		return nil, err
+	}
+	req, err := decodeAppendRequest(frame)
+	if err != nil {
+		t.log.Warn("malformed AppendEntries from a member; closing its connection", "remote", c.RemoteAddr(), "err", err)
+	}
+	return req, err
+}
+
+// framed reports whether a whole frame is waiting in r: reading it will
+// not wait for the network.
+func framed(r *bufio.Reader) bool {
+	if r.Buffered() < 4 {
+		return false
+	}
+	n, err := r.Peek(4)
+	return err == nil && r.Buffered()-4 >= int(binary.BigEndian.Uint32(n))
+}
+
+// mergeable reports whether req carries entries that a next request might
+// follow: not a heartbeat, nor a commit notice, which carry none.
+func mergeable(req *raft.AppendEntriesRequest) bool { return len(req.Entries) > 0 }
+
+// mergeAppends appends more to req if more carries the entries that follow
+// req's, from the same leader in the same term, and reports whether it
+// did. Raft then does with the one what it would have done with the two in
+// turn: the entries are checked against the log from req's previous entry
+// on, stored, and committed up to the later commit index; the answer to
+// the one answers each (Raft's leader reads from an answer only whether it
+// succeeded, a newer term and the member's last index).
+func mergeAppends(req, more *raft.AppendEntriesRequest) bool {
+	last := req.Entries[len(req.Entries)-1]
+	if len(more.Entries) == 0 || more.Term != req.Term || more.PrevLogEntry != last.Index ||
+		more.PrevLogTerm != last.Term || !bytes.Equal(more.ID, req.ID) || !bytes.Equal(more.Addr, req.Addr) ||
+		!bytes.Equal(more.Leader, req.Leader) || more.ProtocolVersion != req.ProtocolVersion {
+		return false
+	}
+	req.Entries = append(req.Entries, more.Entries...)
+	req.LeaderCommitIndex = max(req.LeaderCommitIndex, more.LeaderCommitIndex)
+	return true
 }
 
 // isHeartbeat reports whether req is one of Raft's heartbeats, as its

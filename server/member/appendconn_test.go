@@ -222,3 +222,128 @@ func TestAppendPipe_AnswersAreReadWhileRaftReadsNone(t *testing.T) {
 	_, err = p.AppendEntries(&raft.AppendEntriesRequest{}, new(raft.AppendEntriesResponse))
 	require.Error(t, err, "stopping closed the pipeline")
 }
+
+func TestMergeAppends(t *testing.T) {
+	hdr := raft.RPCHeader{ID: []byte("1"), Addr: []byte("a")}
+	first := func() *raft.AppendEntriesRequest {
+		return &raft.AppendEntriesRequest{RPCHeader: hdr, Term: 2, Leader: []byte("a"), PrevLogEntry: 4, PrevLogTerm: 1,
+			Entries: []*raft.Log{{Index: 5, Term: 2}, {Index: 6, Term: 2}}, LeaderCommitIndex: 4}
+	}
+	follows := func() *raft.AppendEntriesRequest {
+		return &raft.AppendEntriesRequest{RPCHeader: hdr, Term: 2, Leader: []byte("a"), PrevLogEntry: 6, PrevLogTerm: 2,
+			Entries: []*raft.Log{{Index: 7, Term: 2}}, LeaderCommitIndex: 6}
+	}
+	req := first()
+	require.True(t, mergeAppends(req, follows()))
+	assert.Len(t, req.Entries, 3)
+	assert.Equal(t, uint64(4), req.PrevLogEntry, "checked from the first one's previous entry")
+	assert.Equal(t, uint64(6), req.LeaderCommitIndex, "the later commit index")
+
+	for name, change := range map[string]func(*raft.AppendEntriesRequest){
+		"a gap":               func(m *raft.AppendEntriesRequest) { m.PrevLogEntry = 7 },
+		"another prev term":   func(m *raft.AppendEntriesRequest) { m.PrevLogTerm = 1 },
+		"a later term":        func(m *raft.AppendEntriesRequest) { m.Term = 3 },
+		"another leader":      func(m *raft.AppendEntriesRequest) { m.ID = []byte("2") },
+		"no entries":          func(m *raft.AppendEntriesRequest) { m.Entries = nil },
+		"another leader addr": func(m *raft.AppendEntriesRequest) { m.Addr = []byte("b") },
+	} {
+		req, more := first(), follows()
+		change(more)
+		assert.False(t, mergeAppends(req, more), name)
+		assert.Len(t, req.Entries, 2, name)
+	}
+}
+
+// bufferedConn is a connection whose far side has sent everything at once:
+// its reads return what is left of in, then wait until it closes.
+type bufferedConn struct {
+	net.Conn // nil: only the methods below are used
+	in       []byte
+	out      chan []byte
+	closed   chan struct{}
+}
+
+func (c *bufferedConn) Read(p []byte) (int, error) {
+	if len(c.in) > 0 {
+		n := copy(p, c.in)
+		c.in = c.in[n:]
+		return n, nil
+	}
+	<-c.closed
+	return 0, net.ErrClosed
+}
+
+func (c *bufferedConn) Write(p []byte) (int, error) {
+	c.out <- append([]byte(nil), p...)
+	return len(p), nil
+}
+
+func (c *bufferedConn) Close() error         { return nil }
+func (c *bufferedConn) RemoteAddr() net.Addr { return tcpAddr("peer") }
+
+// Requests already waiting that carry the entries following one's go to
+// Raft with it, as one; each is answered, in order. One that does not
+// follow goes on its own.
+func TestServeAppends_MergesWaitingRequests(t *testing.T) {
+	quit := make(chan struct{})
+	t.Cleanup(func() { close(quit) })
+	pt := newPeerTransport(nil, nil, raft.RPCHeader{}, nil, quit, time.Second, quietLogger())
+	hdr := raft.RPCHeader{ID: []byte("1"), Addr: []byte("a")}
+	var in []byte
+	var w frameWriter
+	for i := range uint64(3) { // entries 1, 2 and 3, one per request
+		in = append(in, encodeAppendRequest(&w, &raft.AppendEntriesRequest{RPCHeader: hdr, Term: 1, Leader: []byte("a"),
+			PrevLogEntry: i, PrevLogTerm: min(i, 1), Entries: []*raft.Log{{Index: i + 1, Term: 1}}, LeaderCommitIndex: i})...)
+	}
+	in = append(in, encodeAppendRequest(&w, &raft.AppendEntriesRequest{RPCHeader: hdr, Term: 2, Leader: []byte("a"),
+		PrevLogEntry: 3, PrevLogTerm: 1, Entries: []*raft.Log{{Index: 4, Term: 2}}, LeaderCommitIndex: 3})...)
+	conn := &bufferedConn{in: in, out: make(chan []byte, 16), closed: make(chan struct{})}
+	t.Cleanup(func() { close(conn.closed) })
+	go pt.serveAppends(conn)
+
+	for _, want := range []struct{ entries, term uint64 }{{3, 1}, {1, 2}} {
+		var rpc raft.RPC
+		select {
+		case rpc = <-pt.appendsIn:
+		case <-time.After(10 * time.Second):
+			t.Fatal("no request reached Raft")
+		}
+		req := rpc.Command.(*raft.AppendEntriesRequest)
+		require.Len(t, req.Entries, int(want.entries))
+		require.Equal(t, want.term, req.Term)
+		rpc.Respond(&raft.AppendEntriesResponse{Term: req.Term, LastLog: req.Entries[len(req.Entries)-1].Index, Success: true}, nil)
+	}
+	var answers []raft.AppendEntriesResponse
+	r := bufio.NewReader(&chanReader{ch: conn.out})
+	for range 4 {
+		frame, err := readFrame(r, nil)
+		require.NoError(t, err)
+		var resp raft.AppendEntriesResponse
+		_, err = decodeAppendResponse(frame, &resp)
+		require.NoError(t, err)
+		answers = append(answers, resp)
+	}
+	for i, want := range []uint64{3, 3, 3, 4} {
+		assert.Equal(t, want, answers[i].LastLog, "answer %d", i)
+		assert.True(t, answers[i].Success)
+	}
+}
+
+// chanReader reads what comes on ch.
+type chanReader struct {
+	ch   chan []byte
+	rest []byte
+}
+
+func (r *chanReader) Read(p []byte) (int, error) {
+	if len(r.rest) == 0 {
+		select {
+		case r.rest = <-r.ch:
+		case <-time.After(10 * time.Second):
+			return 0, net.ErrClosed
+		}
+	}
+	n := copy(p, r.rest)
+	r.rest = r.rest[n:]
+	return n, nil
+}
