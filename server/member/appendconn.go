@@ -45,9 +45,18 @@ func newAppendConn(nc net.Conn) *appendConn {
 	return &appendConn{Conn: nc, r: bufio.NewReaderSize(nc, 16<<10), w: bufio.NewWriterSize(nc, 64<<10)}
 }
 
+// send sends req, or as many of its entries as a frame carries (see
+// encodeAppendRequest).
 func (c *appendConn) send(req *raft.AppendEntriesRequest) error {
-	if _, err := c.w.Write(encodeAppendRequest(&c.enc, req)); err != nil {
+	frame, err := encodeAppendRequest(&c.enc, req)
+	if err != nil {
 		return err
+	}
+	if _, err := c.w.Write(frame); err != nil {
+		return err
+	}
+	if cap(c.enc.buf) > 1<<20 { // a catch-up's large frame is not kept
+		c.enc.buf = nil
 	}
 	return c.w.Flush()
 }
@@ -56,7 +65,7 @@ func (c *appendConn) send(req *raft.AppendEntriesRequest) error {
 // answered with, and err if the connection failed or the answer was
 // malformed (the connection is then of no further use).
 func (c *appendConn) receive(resp *raft.AppendEntriesResponse) (answered, err error) {
-	frame, err := readFrame(c.r, c.scratch)
+	frame, err := readFrame(c.r, c.scratch, maxAnswerFrame)
 	if err != nil {
 		return nil, err
 	}
@@ -278,7 +287,8 @@ func (f *appendFuture) Response() *raft.AppendEntriesResponse { return f.resp }
 // when one is read, and that carry the entries following its own, go to
 // Raft with it as one (see mergeAppends): a durable member then writes
 // them with one fsync, where it wrote each alone. Answers go out once no
-// further request is waiting, so that a pipeline's answers share writes.
+// further request is waiting whole, so that a pipeline's answers share
+// writes.
 func (t *peerTransport) serveAppends(c net.Conn) {
 	defer c.Close()
 	r := bufio.NewReaderSize(c, 256<<10)
@@ -336,7 +346,7 @@ func (t *peerTransport) serveAppends(c net.Conn) {
 				return
 			}
 		}
-		if next == nil && r.Buffered() == 0 {
+		if next == nil && !framed(r) { // a partial frame may take a while yet
 			if err := w.Flush(); err != nil {
 				return
 			}
@@ -349,7 +359,7 @@ const maxMergedEntries = 4096
 
 // readAppend reads and decodes the next request on c.
 func (t *peerTransport) readAppend(c net.Conn, r *bufio.Reader) (*raft.AppendEntriesRequest, error) {
-	frame, err := readFrame(r, nil) // the entries keep pointing into it
+	frame, err := readFrame(r, nil, maxAppendFrame) // the entries keep pointing into it
 	if err != nil {
 		if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
 			t.log.Debug("AppendEntries connection ended", "err", err)

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"reflect"
+	"runtime"
 	"testing"
 	"time"
 
@@ -57,7 +58,8 @@ func TestAppendWire_RoundTrip(t *testing.T) {
 			}
 			req.Entries = append(req.Entries, l)
 		}
-		frame := encodeAppendRequest(&w, req)
+		frame, err := encodeAppendRequest(&w, req)
+		require.NoError(t, err)
 		got, err := decodeAppendRequest(frame[4:])
 		require.NoError(t, err)
 		require.Equal(t, len(req.Entries), len(got.Entries))
@@ -91,12 +93,14 @@ func TestAppendWire_MalformedFramesAreRefused(t *testing.T) {
 	var w frameWriter
 	req := &raft.AppendEntriesRequest{RPCHeader: raft.RPCHeader{ID: []byte("1"), Addr: []byte("127.0.0.1:1")}, Term: 3,
 		Entries: []*raft.Log{{Index: 7, Term: 3, Data: []byte("data")}}}
-	frame := append([]byte(nil), encodeAppendRequest(&w, req)[4:]...)
+	encoded, err := encodeAppendRequest(&w, req)
+	require.NoError(t, err)
+	frame := append([]byte(nil), encoded[4:]...)
 	for n := range len(frame) {
 		_, err := decodeAppendRequest(frame[:n])
 		require.ErrorIs(t, err, errAppendFrame, "cut at %d", n)
 	}
-	_, err := decodeAppendRequest(append(frame, 0))
+	_, err = decodeAppendRequest(append(frame, 0))
 	require.ErrorIs(t, err, errAppendFrame, "a byte left over")
 	rng := rand.New(rand.NewPCG(3, 4))
 	for range 2000 {
@@ -107,8 +111,34 @@ func TestAppendWire_MalformedFramesAreRefused(t *testing.T) {
 		_, _ = decodeAppendResponse(bad, &resp)
 	}
 	huge := []byte{0xff, 0xff, 0xff, 0xff}
-	_, err = readFrame(bufio.NewReader(&sliceReader{huge}), nil)
+	_, err = readFrame(bufio.NewReader(&sliceReader{huge}), nil, maxAppendFrame)
 	require.ErrorIs(t, err, errAppendFrame, "a length past maxAppendFrame")
+
+	// A frame that claims more entries than its bytes could hold is refused
+	// before anything is made for them.
+	var claim frameWriter
+	claim.begin()
+	claim.header(raft.RPCHeader{})
+	for range 5 {
+		claim.uint(1)
+	}
+	claim.uint(1 << 20) // entries
+	claim.buf = append(claim.buf, make([]byte, 1<<10)...)
+	allocs := testing.AllocsPerRun(10, func() {
+		_, err = decodeAppendRequest(claim.buf[4:])
+	})
+	require.ErrorIs(t, err, errAppendFrame)
+	require.Less(t, allocs, float64(5), "nothing made for entries that cannot be there")
+
+	// A body is read as it comes: a length that claims much more than
+	// arrives costs what arrived, not what was claimed.
+	claimed := []byte{0x10, 0, 0, 0} // 256 MiB
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err = readFrame(bufio.NewReader(&sliceReader{append(claimed, "short"...)}), nil, maxAppendFrame)
+	runtime.ReadMemStats(&after)
+	require.Error(t, err)
+	require.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(16<<20))
 }
 
 type sliceReader struct{ b []byte }
@@ -124,15 +154,18 @@ func (r *sliceReader) Read(p []byte) (int, error) {
 
 func FuzzDecodeAppendRequest(f *testing.F) {
 	var w frameWriter
-	f.Add(append([]byte(nil), encodeAppendRequest(&w, &raft.AppendEntriesRequest{Term: 1,
-		Entries: []*raft.Log{{Index: 1, Data: []byte("x")}}})[4:]...))
+	seed, err := encodeAppendRequest(&w, &raft.AppendEntriesRequest{Term: 1, Entries: []*raft.Log{{Index: 1, Data: []byte("x")}}})
+	require.NoError(f, err)
+	f.Add(append([]byte(nil), seed[4:]...))
 	f.Fuzz(func(t *testing.T, frame []byte) {
 		req, err := decodeAppendRequest(frame)
 		if err != nil {
 			return
 		}
-		// What decodes encodes back to the same frame, if canonical.
-		again, err := decodeAppendRequest(encodeAppendRequest(&w, req)[4:])
+		// What decodes encodes back and decodes to as many entries.
+		encoded, err := encodeAppendRequest(&w, req)
+		require.NoError(t, err)
+		again, err := decodeAppendRequest(encoded[4:])
 		require.NoError(t, err)
 		require.Equal(t, len(req.Entries), len(again.Entries))
 	})
@@ -143,7 +176,7 @@ func answerAppends(c net.Conn) {
 	r, w := bufio.NewReader(c), bufio.NewWriter(c)
 	var enc frameWriter
 	for {
-		frame, err := readFrame(r, nil)
+		frame, err := readFrame(r, nil, maxAppendFrame)
 		if err != nil {
 			return
 		}
@@ -291,12 +324,17 @@ func TestServeAppends_MergesWaitingRequests(t *testing.T) {
 	hdr := raft.RPCHeader{ID: []byte("1"), Addr: []byte("a")}
 	var in []byte
 	var w frameWriter
-	for i := range uint64(3) { // entries 1, 2 and 3, one per request
-		in = append(in, encodeAppendRequest(&w, &raft.AppendEntriesRequest{RPCHeader: hdr, Term: 1, Leader: []byte("a"),
-			PrevLogEntry: i, PrevLogTerm: min(i, 1), Entries: []*raft.Log{{Index: i + 1, Term: 1}}, LeaderCommitIndex: i})...)
+	add := func(req *raft.AppendEntriesRequest) {
+		frame, err := encodeAppendRequest(&w, req)
+		require.NoError(t, err)
+		in = append(in, frame...)
 	}
-	in = append(in, encodeAppendRequest(&w, &raft.AppendEntriesRequest{RPCHeader: hdr, Term: 2, Leader: []byte("a"),
-		PrevLogEntry: 3, PrevLogTerm: 1, Entries: []*raft.Log{{Index: 4, Term: 2}}, LeaderCommitIndex: 3})...)
+	for i := range uint64(3) { // entries 1, 2 and 3, one per request
+		add(&raft.AppendEntriesRequest{RPCHeader: hdr, Term: 1, Leader: []byte("a"),
+			PrevLogEntry: i, PrevLogTerm: min(i, 1), Entries: []*raft.Log{{Index: i + 1, Term: 1}}, LeaderCommitIndex: i})
+	}
+	add(&raft.AppendEntriesRequest{RPCHeader: hdr, Term: 2, Leader: []byte("a"),
+		PrevLogEntry: 3, PrevLogTerm: 1, Entries: []*raft.Log{{Index: 4, Term: 2}}, LeaderCommitIndex: 3})
 	conn := &bufferedConn{in: in, out: make(chan []byte, 16), closed: make(chan struct{})}
 	t.Cleanup(func() { close(conn.closed) })
 	go pt.serveAppends(conn)
@@ -316,7 +354,7 @@ func TestServeAppends_MergesWaitingRequests(t *testing.T) {
 	var answers []raft.AppendEntriesResponse
 	r := bufio.NewReader(&chanReader{ch: conn.out})
 	for range 4 {
-		frame, err := readFrame(r, nil)
+		frame, err := readFrame(r, nil, maxAnswerFrame)
 		require.NoError(t, err)
 		var resp raft.AppendEntriesResponse
 		_, err = decodeAppendResponse(frame, &resp)
@@ -346,4 +384,66 @@ func (r *chanReader) Read(p []byte) (int, error) {
 	n := copy(p, r.rest)
 	r.rest = r.rest[n:]
 	return n, nil
+}
+
+// A request whose entries would make a frame past sendAppendFrame carries
+// as many as fit, at least one, and says so in its entries (Raft sends the
+// rest next).
+func TestAppendWire_LargeRequestsCarryWhatFits(t *testing.T) {
+	data := make([]byte, 24<<20)
+	req := &raft.AppendEntriesRequest{Term: 1}
+	for i := range uint64(4) {
+		req.Entries = append(req.Entries, &raft.Log{Index: i + 1, Term: 1, Data: data})
+	}
+	var w frameWriter
+	frame, err := encodeAppendRequest(&w, req)
+	require.NoError(t, err)
+	require.LessOrEqual(t, len(frame), sendAppendFrame)
+	require.Len(t, req.Entries, 2, "the entries sent")
+	got, err := decodeAppendRequest(frame[4:])
+	require.NoError(t, err)
+	require.Len(t, got.Entries, 2)
+
+	one := &raft.AppendEntriesRequest{Term: 1, Entries: []*raft.Log{{Index: 1, Data: make([]byte, sendAppendFrame)}}}
+	frame, err = encodeAppendRequest(&w, one)
+	require.NoError(t, err, "one entry goes, however large, up to maxAppendFrame")
+	require.Len(t, one.Entries, 1)
+	require.Greater(t, len(frame), sendAppendFrame)
+}
+
+// An answer that is refused leaves the response as it was: Raft reads the
+// response, not the error.
+func TestAppendWire_RefusedAnswerLeavesTheResponse(t *testing.T) {
+	var w frameWriter
+	frame := encodeAppendResponse(&w, "", &raft.AppendEntriesResponse{Term: 2, Success: true})
+	resp := raft.AppendEntriesResponse{Term: 1}
+	_, err := decodeAppendResponse(append(append([]byte(nil), frame[4:]...), 7), &resp)
+	require.ErrorIs(t, err, errAppendFrame)
+	require.Equal(t, raft.AppendEntriesResponse{Term: 1}, resp)
+}
+
+// An answer goes out although part of the next request has come: it may
+// take a while to come whole.
+func TestServeAppends_AnswersWhileAFrameIsPartial(t *testing.T) {
+	quit := make(chan struct{})
+	t.Cleanup(func() { close(quit) })
+	pt := newPeerTransport(nil, nil, raft.RPCHeader{}, nil, quit, time.Second, quietLogger())
+	var w frameWriter
+	frame, err := encodeAppendRequest(&w, &raft.AppendEntriesRequest{Term: 1, Leader: []byte("a"),
+		Entries: []*raft.Log{{Index: 1, Term: 1}}})
+	require.NoError(t, err)
+	in := append([]byte(nil), frame...)
+	in = append(in, frame[:len(frame)/2]...)
+	conn := &bufferedConn{in: in, out: make(chan []byte, 16), closed: make(chan struct{})}
+	t.Cleanup(func() { close(conn.closed) })
+	go pt.serveAppends(conn)
+	rpc := <-pt.appendsIn
+	rpc.Respond(&raft.AppendEntriesResponse{Term: 1, LastLog: 1, Success: true}, nil)
+	r := bufio.NewReader(&chanReader{ch: conn.out})
+	answer, err := readFrame(r, nil, maxAnswerFrame)
+	require.NoError(t, err, "the answer was written")
+	var resp raft.AppendEntriesResponse
+	_, err = decodeAppendResponse(answer, &resp)
+	require.NoError(t, err)
+	require.True(t, resp.Success)
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -23,10 +24,21 @@ import (
 // the order of the structs' fields. A request's entries keep their data in
 // the frame they came in, one allocation for them all.
 
-// maxAppendFrame bounds a frame: more is a broken or hostile peer. Raft
-// sends at most MaxAppendEntries entries at once, each under jute's 1 MiB
-// (and a snapshot, which can be larger, goes by InstallSnapshot).
-const maxAppendFrame = 512 << 20
+// maxAppendFrame bounds a frame read: more is a broken or hostile peer.
+// A sender keeps its requests under sendAppendFrame by sending fewer
+// entries (Raft sends the rest next), so no request of Raft's, however
+// large its entries (jute.maxbuffer), is refused for its size. An answer
+// is a few dozen bytes.
+const (
+	maxAppendFrame  = 512 << 20
+	sendAppendFrame = 64 << 20
+	maxAnswerFrame  = 64 << 10
+)
+
+// maxFrameEntries bounds the entries a frame may say it holds (Raft sends
+// at most MaxAppendEntries, 512), so that a small frame cannot make the
+// decoder allocate much.
+const maxFrameEntries = 1 << 16
 
 var errAppendFrame = errors.New("malformed AppendEntries frame")
 
@@ -49,8 +61,23 @@ func (w *frameWriter) finish() []byte {
 	return w.buf
 }
 
-// encodeAppendRequest returns the frame of req, in w's buffer.
-func encodeAppendRequest(w *frameWriter, req *raft.AppendEntriesRequest) []byte {
+// encodeAppendRequest returns the frame of req, in w's buffer. If req's
+// entries would take the frame past sendAppendFrame, it sends only those
+// that fit (at least one) and cuts req.Entries to them: Raft takes the next
+// entry to send, and what the answer acknowledges, from req.Entries once
+// the call returns. An entry that alone exceeds maxAppendFrame is an error.
+func encodeAppendRequest(w *frameWriter, req *raft.AppendEntriesRequest) ([]byte, error) {
+	size := 64 + len(req.ID) + len(req.Addr) + len(req.Leader)
+	for i, l := range req.Entries {
+		size += 40 + len(l.Data) + len(l.Extensions)
+		if size > maxAppendFrame && i == 0 {
+			return nil, fmt.Errorf("raft log entry %d: %d bytes, more than an AppendEntries may carry", l.Index, len(l.Data)+len(l.Extensions))
+		}
+		if size > sendAppendFrame && i > 0 {
+			req.Entries = req.Entries[:i]
+			break
+		}
+	}
 	w.begin()
 	w.header(req.RPCHeader)
 	w.uint(req.Term)
@@ -71,7 +98,7 @@ func encodeAppendRequest(w *frameWriter, req *raft.AppendEntriesRequest) []byte 
 		}
 		w.uint(at)
 	}
-	return w.finish()
+	return w.finish(), nil
 }
 
 // encodeAppendResponse returns the frame of an answer: an error message
@@ -87,27 +114,37 @@ func encodeAppendResponse(w *frameWriter, errMsg string, resp *raft.AppendEntrie
 	return w.finish()
 }
 
-// readFrame reads a frame's body into a new slice (a request's entries keep
-// pointing into it) or, given scratch, into scratch when it fits.
-func readFrame(r *bufio.Reader, scratch []byte) ([]byte, error) {
+// readFrame reads a frame's body of at most limit bytes into a new slice
+// (a request's entries keep pointing into it) or, given scratch, into
+// scratch when it fits. A large body is read in pieces, so that what is
+// allocated follows what arrives, not what the length claims.
+func readFrame(r *bufio.Reader, scratch []byte, limit int) ([]byte, error) {
 	var n [4]byte
 	if _, err := io.ReadFull(r, n[:]); err != nil {
 		return nil, err
 	}
-	size := binary.BigEndian.Uint32(n[:])
-	if size > maxAppendFrame {
+	size := int(binary.BigEndian.Uint32(n[:]))
+	if size > limit {
 		return nil, fmt.Errorf("%w: %d bytes", errAppendFrame, size)
 	}
+	const piece = 1 << 20
 	buf := scratch[:0]
-	if int(size) > cap(buf) {
-		buf = make([]byte, size)
+	if size > cap(buf) {
+		buf = make([]byte, 0, min(size, piece))
 	}
-	buf = buf[:size]
-	if _, err := io.ReadFull(r, buf); err != nil {
-		if errors.Is(err, io.EOF) {
-			err = io.ErrUnexpectedEOF
+	for len(buf) < size {
+		want := min(size-len(buf), max(cap(buf)-len(buf), piece))
+		if len(buf)+want > cap(buf) {
+			buf = slices.Grow(buf, want)
 		}
-		return nil, err
+		got, err := io.ReadFull(r, buf[len(buf):len(buf)+want])
+		buf = buf[:len(buf)+got]
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
 	}
 	return buf, nil
 }
@@ -180,7 +217,7 @@ func decodeAppendRequest(frame []byte) (*raft.AppendEntriesRequest, error) {
 	req := &raft.AppendEntriesRequest{RPCHeader: r.header(), Term: r.uint(), Leader: r.bytes(),
 		PrevLogEntry: r.uint(), PrevLogTerm: r.uint(), LeaderCommitIndex: r.uint()}
 	n := r.uint()
-	if n > uint64(len(r.buf)) { // every entry takes bytes
+	if n > uint64(len(r.buf)/6) || n > maxFrameEntries { // an entry takes six bytes at least
 		r.err = errAppendFrame
 	}
 	if r.err == nil && n > 0 {
@@ -203,17 +240,19 @@ func decodeAppendRequest(frame []byte) (*raft.AppendEntriesRequest, error) {
 }
 
 // decodeAppendResponse decodes an answer's frame into resp, and returns
-// the error the far side answered with, or err for a malformed frame.
+// the error the far side answered with, or err for a malformed frame (resp
+// is then left alone: Raft reads only resp, never the future's error).
 func decodeAppendResponse(frame []byte, resp *raft.AppendEntriesResponse) (answered, err error) {
 	r := frameReader{buf: frame}
 	msg := r.bytes()
-	*resp = raft.AppendEntriesResponse{RPCHeader: r.header(), Term: r.uint(), LastLog: r.uint(),
+	got := raft.AppendEntriesResponse{RPCHeader: r.header(), Term: r.uint(), LastLog: r.uint(),
 		Success: r.bool(), NoRetryBackoff: r.bool()}
 	if err := r.done(); err != nil {
 		return nil, err
 	}
 	// The header's bytes must not keep the frame (a reused buffer).
-	resp.ID, resp.Addr = cloneBytes(resp.ID), cloneBytes(resp.Addr)
+	got.ID, got.Addr = cloneBytes(got.ID), cloneBytes(got.Addr)
+	*resp = got
 	if len(msg) > 0 {
 		return errors.New(string(msg)), nil
 	}

@@ -263,6 +263,9 @@ func (s *raftStream) dialAppends(addr raft.ServerAddress, timeout time.Duration)
 }
 
 func (s *raftStream) dialAs(magic byte, addr raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
+	if s.isClosed() {
+		return nil, net.ErrClosed
+	}
 	nc, err := dialPeerAs(magic, s.links, s.via, s.self, s.idOf(addr), string(addr), timeout)
 	if err != nil {
 		return nil, err
