@@ -437,7 +437,12 @@ func TestServeAppends_AnswersWhileAFrameIsPartial(t *testing.T) {
 	conn := &bufferedConn{in: in, out: make(chan []byte, 16), closed: make(chan struct{})}
 	t.Cleanup(func() { close(conn.closed) })
 	go pt.serveAppends(conn)
-	rpc := <-pt.appendsIn
+	var rpc raft.RPC
+	select {
+	case rpc = <-pt.appendsIn:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the request did not reach Raft")
+	}
 	rpc.Respond(&raft.AppendEntriesResponse{Term: 1, LastLog: 1, Success: true}, nil)
 	r := bufio.NewReader(&chanReader{ch: conn.out})
 	answer, err := readFrame(r, nil, maxAnswerFrame)
