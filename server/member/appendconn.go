@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+
+	"github.com/zkraft/zkraft/wire"
 )
 
 // AppendEntries over connections of their own (see appendwire.go for why).
@@ -21,12 +23,14 @@ import (
 // snapshots, TimeoutNow). The sending side mirrors the network
 // transport's: a small pool of connections for single requests (heartbeats
 // among them) and a connection per pipeline, 10 s to send or answer
-// (appendIOTimeout). Members of an older zkraft refuse these connections,
+// (peerIOTimeout). Members of an older zkraft refuse these connections,
 // so a cluster is upgraded all at once, not member by member.
 
 const (
-	appendsMagic    = 0x7b
-	appendIOTimeout = 10 * time.Second
+	appendsMagic = 0x7b
+	// peerIOTimeout is how long a Raft RPC may take to send or answer, on
+	// these connections as on Raft's network transport.
+	peerIOTimeout = 10 * time.Second
 	// maxAppendsInFlight is how many AppendEntries a pipeline sends before
 	// the first is answered, as Raft's network transport allows.
 	maxAppendsInFlight = 128
@@ -35,19 +39,23 @@ const (
 // appendConn is the sending side of one connection.
 type appendConn struct {
 	net.Conn
-	r       *bufio.Reader
-	w       *bufio.Writer
-	enc     frameWriter
-	scratch []byte // the last answer's frame, reused
+	r         *wire.FrameReader
+	w         *bufio.Writer
+	enc       frameWriter
+	capCommit func(uint64) uint64 // caps each request's commit index, if set (peerTransport.capCommit)
 }
 
-func newAppendConn(nc net.Conn) *appendConn {
-	return &appendConn{Conn: nc, r: bufio.NewReaderSize(nc, 16<<10), w: bufio.NewWriterSize(nc, 64<<10)}
+func newAppendConn(nc net.Conn, capCommit func(uint64) uint64) *appendConn {
+	return &appendConn{Conn: nc, r: wire.NewFrameReader(nc, maxAnswerFrame), w: bufio.NewWriterSize(nc, 64<<10),
+		capCommit: capCommit}
 }
 
 // send sends req, or as many of its entries as a frame carries (see
 // encodeAppendRequest).
 func (c *appendConn) send(req *raft.AppendEntriesRequest) error {
+	if c.capCommit != nil {
+		req.LeaderCommitIndex = c.capCommit(req.LeaderCommitIndex)
+	}
 	frame, err := encodeAppendRequest(&c.enc, req)
 	if err != nil {
 		return err
@@ -65,11 +73,10 @@ func (c *appendConn) send(req *raft.AppendEntriesRequest) error {
 // answered with, and err if the connection failed or the answer was
 // malformed (the connection is then of no further use).
 func (c *appendConn) receive(resp *raft.AppendEntriesResponse) (answered, err error) {
-	frame, err := readFrame(c.r, c.scratch, maxAnswerFrame)
+	frame, err := c.r.Next()
 	if err != nil {
 		return nil, err
 	}
-	c.scratch = frame
 	return decodeAppendResponse(frame, resp)
 }
 
@@ -105,22 +112,20 @@ func (p *appendPool) put(target raft.ServerAddress, c *appendConn) {
 	p.idle[target] = append(p.idle[target], c)
 }
 
-// dialAppends connects to the member at target for AppendEntries.
-func (t *peerTransport) dialAppends(target raft.ServerAddress) (*appendConn, error) {
-	nc, err := t.stream.dialAppends(target, appendIOTimeout)
+// dialAppends connects to the member at target for AppendEntries whose
+// commit index capCommit caps, if set.
+func (t *peerTransport) dialAppends(target raft.ServerAddress, capCommit func(uint64) uint64) (*appendConn, error) {
+	nc, err := t.stream.dialAppends(target, peerIOTimeout)
 	if err != nil {
 		return nil, err
 	}
-	return newAppendConn(nc), nil
+	return newAppendConn(nc, capCommit), nil
 }
 
 // AppendEntries implements raft.Transport, retrying on a stale pooled
 // connection (see retryStale; an AppendEntries may be received twice).
 func (t *peerTransport) AppendEntries(id raft.ServerID, target raft.ServerAddress,
 	args *raft.AppendEntriesRequest, resp *raft.AppendEntriesResponse) error {
-	if t.capCommit != nil {
-		args.LeaderCommitIndex = t.capCommit(args.LeaderCommitIndex)
-	}
 	return retryStale(func() error { return t.appendOnce(target, args, resp) })
 }
 
@@ -128,11 +133,11 @@ func (t *peerTransport) appendOnce(target raft.ServerAddress, args *raft.AppendE
 	c := t.appends.get(target)
 	if c == nil {
 		var err error
-		if c, err = t.dialAppends(target); err != nil {
+		if c, err = t.dialAppends(target, t.capCommit); err != nil {
 			return err
 		}
 	}
-	c.SetDeadline(time.Now().Add(appendIOTimeout))
+	c.SetDeadline(time.Now().Add(peerIOTimeout))
 	if err := c.send(args); err != nil {
 		c.Close()
 		return err
@@ -154,11 +159,11 @@ func (t *peerTransport) AppendEntriesPipeline(_ raft.ServerID, target raft.Serve
 // appendPipeline opens a pipeline to the member at target, whose requests'
 // commit index capCommit caps, if set.
 func (t *peerTransport) appendPipeline(target raft.ServerAddress, capCommit func(uint64) uint64) (*appendPipe, error) {
-	c, err := t.dialAppends(target)
+	c, err := t.dialAppends(target, capCommit)
 	if err != nil {
 		return nil, err
 	}
-	p := &appendPipe{conn: c, capCommit: capCommit, sent: make(chan *appendFuture, maxAppendsInFlight),
+	p := &appendPipe{conn: c, sent: make(chan *appendFuture, maxAppendsInFlight),
 		done: make(chan raft.AppendFuture, maxAppendsInFlight), shut: make(chan struct{})}
 	go p.readAnswers(t.quit)
 	return p, nil
@@ -171,19 +176,15 @@ func (t *peerTransport) appendPipeline(target raft.ServerAddress, capCommit func
 // waiting for room among the requests in flight, which only reading
 // answers makes (it would wait for ever, and so would Raft's shutdown).
 type appendPipe struct {
-	conn      *appendConn
-	capCommit func(uint64) uint64
-	sent      chan *appendFuture // sent, not yet answered
-	done      chan raft.AppendFuture
-	shut      chan struct{}
-	once      sync.Once
+	conn *appendConn
+	sent chan *appendFuture // sent, not yet answered
+	done chan raft.AppendFuture
+	shut chan struct{}
+	once sync.Once
 }
 
 // AppendEntries implements raft.AppendPipeline.
 func (p *appendPipe) AppendEntries(args *raft.AppendEntriesRequest, resp *raft.AppendEntriesResponse) (raft.AppendFuture, error) {
-	if p.capCommit != nil {
-		args.LeaderCommitIndex = p.capCommit(args.LeaderCommitIndex)
-	}
 	f := &appendFuture{start: time.Now(), req: args, resp: resp, answered: make(chan struct{})}
 	// Room first: an answer read may then always be handed on.
 	select {
@@ -191,7 +192,7 @@ func (p *appendPipe) AppendEntries(args *raft.AppendEntriesRequest, resp *raft.A
 	case <-p.shut:
 		return nil, raft.ErrPipelineShutdown
 	}
-	p.conn.SetWriteDeadline(time.Now().Add(appendIOTimeout))
+	p.conn.SetWriteDeadline(time.Now().Add(peerIOTimeout))
 	if err := p.conn.send(args); err != nil {
 		p.Close() // the answer reader fails what was sent
 		return nil, err
@@ -207,15 +208,9 @@ func (p *appendPipe) readAnswers(quit <-chan struct{}) {
 	for {
 		// Hand on what is ready without waiting, then wait for whatever
 		// comes first.
-		for len(ready) > 0 {
-			select {
-			case p.done <- ready[0]:
-				ready[0] = nil
-				ready = ready[1:]
-				continue
-			default:
-			}
-			break
+		for len(ready) > 0 && offer(p.done, ready[0]) {
+			ready[0] = nil
+			ready = ready[1:]
 		}
 		var out chan raft.AppendFuture
 		var next raft.AppendFuture
@@ -225,11 +220,8 @@ func (p *appendPipe) readAnswers(quit <-chan struct{}) {
 		select {
 		case f := <-p.sent:
 			if broken == nil {
-				p.conn.SetReadDeadline(time.Now().Add(appendIOTimeout))
-				var answered error
-				if answered, broken = p.conn.receive(f.resp); broken == nil {
-					f.err = answered
-				} else {
+				p.conn.SetReadDeadline(time.Now().Add(peerIOTimeout))
+				if f.err, broken = p.conn.receive(f.resp); broken != nil {
 					p.conn.Close()
 				}
 			}
@@ -247,6 +239,16 @@ func (p *appendPipe) readAnswers(quit <-chan struct{}) {
 			p.Close()
 			return
 		}
+	}
+}
+
+// offer sends f on ch if that does not wait.
+func offer(ch chan<- raft.AppendFuture, f raft.AppendFuture) bool {
+	select {
+	case ch <- f:
+		return true
+	default:
+		return false
 	}
 }
 
@@ -305,7 +307,9 @@ func (t *peerTransport) serveAppends(c net.Conn) {
 			}
 		}
 		merged := 1
-		for framed(r) && mergeable(req) && len(req.Entries) < maxMergedEntries {
+		// Only a request with entries has entries a next one may follow
+		// (not a heartbeat, nor a commit notice).
+		for framed(r) && len(req.Entries) > 0 && len(req.Entries) < maxMergedEntries {
 			more, err := t.readAppend(c, r)
 			if err != nil {
 				return
@@ -341,8 +345,9 @@ func (t *peerTransport) serveAppends(c net.Conn) {
 		if answer.Error != nil {
 			msg = answer.Error.Error()
 		}
+		frame := encodeAppendResponse(&enc, msg, resp)
 		for range merged { // one answer for each request
-			if _, err := w.Write(encodeAppendResponse(&enc, msg, resp)); err != nil {
+			if _, err := w.Write(frame); err != nil {
 				return
 			}
 		}
@@ -359,7 +364,7 @@ const maxMergedEntries = 4096
 
 // readAppend reads and decodes the next request on c.
 func (t *peerTransport) readAppend(c net.Conn, r *bufio.Reader) (*raft.AppendEntriesRequest, error) {
-	frame, err := readFrame(r, nil, maxAppendFrame) // the entries keep pointing into it
+	frame, err := readFrame(r, maxAppendFrame)
 	if err != nil {
 		if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
 			t.log.Debug("AppendEntries connection ended", "err", err)
@@ -382,10 +387,6 @@ func framed(r *bufio.Reader) bool {
 	n, err := r.Peek(4)
 	return err == nil && r.Buffered()-4 >= int(binary.BigEndian.Uint32(n))
 }
-
-// mergeable reports whether req carries entries that a next request might
-// follow: not a heartbeat, nor a commit notice, which carry none.
-func mergeable(req *raft.AppendEntriesRequest) bool { return len(req.Entries) > 0 }
 
 // mergeAppends appends more to req if more carries the entries that follow
 // req's, from the same leader in the same term, and reports whether it

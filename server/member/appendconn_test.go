@@ -111,7 +111,7 @@ func TestAppendWire_MalformedFramesAreRefused(t *testing.T) {
 		_, _ = decodeAppendResponse(bad, &resp)
 	}
 	huge := []byte{0xff, 0xff, 0xff, 0xff}
-	_, err = readFrame(bufio.NewReader(&sliceReader{huge}), nil, maxAppendFrame)
+	_, err = readFrame(bufio.NewReader(&sliceReader{huge}), maxAppendFrame)
 	require.ErrorIs(t, err, errAppendFrame, "a length past maxAppendFrame")
 
 	// A frame that claims more entries than its bytes could hold is refused
@@ -135,7 +135,7 @@ func TestAppendWire_MalformedFramesAreRefused(t *testing.T) {
 	claimed := []byte{0x10, 0, 0, 0} // 256 MiB
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	_, err = readFrame(bufio.NewReader(&sliceReader{append(claimed, "short"...)}), nil, maxAppendFrame)
+	_, err = readFrame(bufio.NewReader(&sliceReader{append(claimed, "short"...)}), maxAppendFrame)
 	runtime.ReadMemStats(&after)
 	require.Error(t, err)
 	require.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(16<<20))
@@ -176,7 +176,7 @@ func answerAppends(c net.Conn) {
 	r, w := bufio.NewReader(c), bufio.NewWriter(c)
 	var enc frameWriter
 	for {
-		frame, err := readFrame(r, nil, maxAppendFrame)
+		frame, err := readFrame(r, maxAppendFrame)
 		if err != nil {
 			return
 		}
@@ -210,7 +210,7 @@ func TestAppendPipe_AnswersAreReadWhileRaftReadsNone(t *testing.T) {
 	nc, err := net.Dial("tcp", ln.Addr().String())
 	require.NoError(t, err)
 	quit := make(chan struct{})
-	p := &appendPipe{conn: newAppendConn(nc), sent: make(chan *appendFuture, maxAppendsInFlight),
+	p := &appendPipe{conn: newAppendConn(nc, nil), sent: make(chan *appendFuture, maxAppendsInFlight),
 		done: make(chan raft.AppendFuture, maxAppendsInFlight), shut: make(chan struct{})}
 	stopped := make(chan struct{})
 	go func() { p.readAnswers(quit); close(stopped) }()
@@ -354,7 +354,7 @@ func TestServeAppends_MergesWaitingRequests(t *testing.T) {
 	var answers []raft.AppendEntriesResponse
 	r := bufio.NewReader(&chanReader{ch: conn.out})
 	for range 4 {
-		frame, err := readFrame(r, nil, maxAnswerFrame)
+		frame, err := readFrame(r, maxAnswerFrame)
 		require.NoError(t, err)
 		var resp raft.AppendEntriesResponse
 		_, err = decodeAppendResponse(frame, &resp)
@@ -445,7 +445,7 @@ func TestServeAppends_AnswersWhileAFrameIsPartial(t *testing.T) {
 	}
 	rpc.Respond(&raft.AppendEntriesResponse{Term: 1, LastLog: 1, Success: true}, nil)
 	r := bufio.NewReader(&chanReader{ch: conn.out})
-	answer, err := readFrame(r, nil, maxAnswerFrame)
+	answer, err := readFrame(r, maxAnswerFrame)
 	require.NoError(t, err, "the answer was written")
 	var resp raft.AppendEntriesResponse
 	_, err = decodeAppendResponse(answer, &resp)

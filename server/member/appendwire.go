@@ -2,6 +2,7 @@ package member
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -10,6 +11,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+
+	"github.com/zkraft/zkraft/wire"
 )
 
 // The encoding of AppendEntries between members (appendconn.go).
@@ -45,7 +48,7 @@ var errAppendFrame = errors.New("malformed AppendEntries frame")
 // frameWriter builds a frame in buf, reused from one frame to the next.
 type frameWriter struct{ buf []byte }
 
-func (w *frameWriter) begin()         { w.buf = append(w.buf[:0], 0, 0, 0, 0) }
+func (w *frameWriter) begin()         { w.buf, _ = wire.StartFrame(w.buf[:0]) }
 func (w *frameWriter) uint(v uint64)  { w.buf = binary.AppendUvarint(w.buf, v) }
 func (w *frameWriter) bytes(b []byte) { w.uint(uint64(len(b))); w.buf = append(w.buf, b...) }
 func (w *frameWriter) bool(v bool)    { w.buf = append(w.buf, b2u8(v)) }
@@ -56,10 +59,7 @@ func (w *frameWriter) header(h raft.RPCHeader) {
 }
 
 // finish fills in the frame's length and returns it.
-func (w *frameWriter) finish() []byte {
-	binary.BigEndian.PutUint32(w.buf, uint32(len(w.buf)-4))
-	return w.buf
-}
+func (w *frameWriter) finish() []byte { return wire.EndFrame(w.buf, 0) }
 
 // encodeAppendRequest returns the frame of req, in w's buffer. If req's
 // entries would take the frame past sendAppendFrame, it sends only those
@@ -114,11 +114,12 @@ func encodeAppendResponse(w *frameWriter, errMsg string, resp *raft.AppendEntrie
 	return w.finish()
 }
 
-// readFrame reads a frame's body of at most limit bytes into a new slice
-// (a request's entries keep pointing into it) or, given scratch, into
-// scratch when it fits. A large body is read in pieces, so that what is
-// allocated follows what arrives, not what the length claims.
-func readFrame(r *bufio.Reader, scratch []byte, limit int) ([]byte, error) {
+// readFrame reads a request's frame, of at most limit bytes, into a slice
+// of its own: the request's entries keep pointing into it (wire.FrameReader
+// hands out frames in a buffer it reuses). A large body is read in pieces,
+// so that what is allocated follows what arrives, not what the length
+// claims.
+func readFrame(r *bufio.Reader, limit int) ([]byte, error) {
 	var n [4]byte
 	if _, err := io.ReadFull(r, n[:]); err != nil {
 		return nil, err
@@ -128,10 +129,7 @@ func readFrame(r *bufio.Reader, scratch []byte, limit int) ([]byte, error) {
 		return nil, fmt.Errorf("%w: %d bytes", errAppendFrame, size)
 	}
 	const piece = 1 << 20
-	buf := scratch[:0]
-	if size > cap(buf) {
-		buf = make([]byte, 0, min(size, piece))
-	}
+	buf := make([]byte, 0, min(size, piece))
 	for len(buf) < size {
 		want := min(size-len(buf), max(cap(buf)-len(buf), piece))
 		if len(buf)+want > cap(buf) {
@@ -251,17 +249,10 @@ func decodeAppendResponse(frame []byte, resp *raft.AppendEntriesResponse) (answe
 		return nil, err
 	}
 	// The header's bytes must not keep the frame (a reused buffer).
-	got.ID, got.Addr = cloneBytes(got.ID), cloneBytes(got.Addr)
+	got.ID, got.Addr = bytes.Clone(got.ID), bytes.Clone(got.Addr)
 	*resp = got
 	if len(msg) > 0 {
 		return errors.New(string(msg)), nil
 	}
 	return nil, nil
-}
-
-func cloneBytes(b []byte) []byte {
-	if b == nil {
-		return nil
-	}
-	return append([]byte(nil), b...)
 }

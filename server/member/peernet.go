@@ -218,11 +218,13 @@ func (s *raftStream) acceptLoop() {
 		delay = 0
 		pc := nc.(*peerConn)
 		pc.onBroken = s.broken
-		go s.sort(pc)
+		go s.route(pc)
 	}
 }
 
-func (s *raftStream) sort(pc *peerConn) {
+// route hands an accepted connection to whoever serves what its header
+// says it carries.
+func (s *raftStream) route(pc *peerConn) {
 	pc.headerOnce.Do(pc.readHeader)
 	if pc.headerErr != nil {
 		pc.Close()

@@ -277,7 +277,7 @@ func (n *Node) raftTransport(empty bool) (raft.Transport, raft.Configuration, er
 			ID: raft.ServerID(strconv.Itoa(p.ID)), Address: raft.ServerAddress(p.RaftAddr)})
 	}
 	trans := raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
-		Stream: stream, MaxPool: maxPooledConns, Timeout: 10 * time.Second, Logger: n.raftLogger(),
+		Stream: stream, MaxPool: maxPooledConns, Timeout: peerIOTimeout, Logger: n.raftLogger(),
 	})
 	n.closers = append(n.closers, trans)
 	n.stream = stream

@@ -100,10 +100,11 @@ func (t *peerTransport) Consumer() <-chan raft.RPC { return t.out }
 
 // SetHeartbeatHandler implements raft.Transport: heartbeats carry the
 // leader's commit index too, which leaderCommit and the vote guard note.
+// Heartbeats, as AppendEntries, reach serveAppends, never Raft's network
+// transport.
 func (t *peerTransport) SetHeartbeatHandler(cb func(raft.RPC)) {
 	if cb == nil {
 		t.heartbeat.Store(nil)
-		t.NetworkTransport.SetHeartbeatHandler(nil)
 		return
 	}
 	hb := func(rpc raft.RPC) {
@@ -114,7 +115,6 @@ func (t *peerTransport) SetHeartbeatHandler(cb func(raft.RPC)) {
 		cb(rpc)
 	}
 	t.heartbeat.Store(&hb)
-	t.NetworkTransport.SetHeartbeatHandler(hb)
 }
 
 // noteLeaderCommit raises leaderCommit to an AppendEntries' commit index.
