@@ -98,10 +98,16 @@ func TestConn_WriteTurnKeepsQueueOrder(t *testing.T) {
 		require.Equal(t, want, binary.BigEndian.Uint64(f), "frames in the order queued")
 	}
 	wg.Wait()
+	// The last bytes are read before whoever wrote them (the writer
+	// goroutine, it may be) gives the write turn back.
+	require.Eventually(t, func() bool {
+		c.omu.Lock()
+		defer c.omu.Unlock()
+		return !c.writing
+	}, 10*time.Second, time.Millisecond, "the write turn given back")
 	c.omu.Lock()
 	defer c.omu.Unlock()
 	assert.Empty(t, c.out)
-	assert.False(t, c.writing)
 }
 
 // A connection told to finish is closed once what was queued before is

@@ -23,8 +23,10 @@ import (
 // snapshots, TimeoutNow). The sending side mirrors the network
 // transport's: a small pool of connections for single requests (heartbeats
 // among them) and a connection per pipeline, 10 s to send or answer
-// (peerIOTimeout). Members of an older zkraft refuse these connections,
-// so a cluster is upgraded all at once, not member by member.
+// (peerIOTimeout). A member takes such a connection by sending
+// appendsMagic back; one of an older zkraft closes it instead, and is then
+// sent its AppendEntries over Raft's network transport (see olderPeers), so
+// that a cluster may be upgraded member by member.
 
 const (
 	appendsMagic = 0x7b
@@ -112,21 +114,94 @@ func (p *appendPool) put(target raft.ServerAddress, c *appendConn) {
 	p.idle[target] = append(p.idle[target], c)
 }
 
+// olderRecheck is how long a member that refused an AppendEntries
+// connection is sent its AppendEntries over Raft's network transport before
+// it is offered one again (it may have been upgraded meanwhile).
+const olderRecheck = 30 * time.Second
+
+// olderPeers are the members that refused an AppendEntries connection:
+// members of a zkraft from before these connections, during an upgrade done
+// member by member. They are sent AppendEntries over Raft's network
+// transport, one at a time (no pipeline: Raft falls back to single
+// requests when a pipeline is refused), as those members send theirs. A
+// member that is stopping, or a link cut in a test, refuses too; it is
+// then sent AppendEntries the slower way until olderRecheck has passed,
+// which is as correct.
+type olderPeers struct {
+	mu sync.Mutex
+	// until is when each member's refusal stops counting; told records that
+	// the log said so, until the member takes a connection again.
+	until map[raft.ServerAddress]time.Time
+	told  map[raft.ServerAddress]bool
+}
+
+// is reports whether the member at target refused a connection within
+// olderRecheck.
+func (o *olderPeers) is(target raft.ServerAddress) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return time.Now().Before(o.until[target])
+}
+
+// refused notes that the member at target refused a connection, and
+// reports whether the log should say so (the first time since it last took
+// one).
+func (o *olderPeers) refused(target raft.ServerAddress) (tell bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.until == nil {
+		o.until, o.told = make(map[raft.ServerAddress]time.Time), make(map[raft.ServerAddress]bool)
+	}
+	o.until[target] = time.Now().Add(olderRecheck)
+	tell = !o.told[target]
+	o.told[target] = true
+	return tell
+}
+
+// took notes that the member at target took a connection.
+func (o *olderPeers) took(target raft.ServerAddress) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	delete(o.until, target)
+	delete(o.told, target)
+}
+
 // dialAppends connects to the member at target for AppendEntries whose
-// commit index capCommit caps, if set.
+// commit index capCommit caps, if set. It gives errNoAppends at once for a
+// member that refused one lately.
 func (t *peerTransport) dialAppends(target raft.ServerAddress, capCommit func(uint64) uint64) (*appendConn, error) {
+	if t.olderNet || t.older.is(target) {
+		return nil, errNoAppends
+	}
 	nc, err := t.stream.dialAppends(target, peerIOTimeout)
-	if err != nil {
+	switch {
+	case errors.Is(err, errNoAppends):
+		if t.older.refused(target) {
+			t.log.Info("member refused a connection for AppendEntries (a member of an older zkraft, or stopping): "+
+				"sending it AppendEntries over Raft's transport for a while", "member", target, "recheck", olderRecheck)
+		}
+		return nil, err
+	case err != nil:
 		return nil, err
 	}
+	t.older.took(target)
 	return newAppendConn(nc, capCommit), nil
 }
 
 // AppendEntries implements raft.Transport, retrying on a stale pooled
-// connection (see retryStale; an AppendEntries may be received twice).
+// connection (see retryStale; an AppendEntries may be received twice), and
+// over Raft's network transport to a member that takes no AppendEntries
+// connection (olderPeers).
 func (t *peerTransport) AppendEntries(id raft.ServerID, target raft.ServerAddress,
 	args *raft.AppendEntriesRequest, resp *raft.AppendEntriesResponse) error {
-	return retryStale(func() error { return t.appendOnce(target, args, resp) })
+	err := retryStale(func() error { return t.appendOnce(target, args, resp) })
+	if !errors.Is(err, errNoAppends) {
+		return err
+	}
+	if t.capCommit != nil {
+		args.LeaderCommitIndex = t.capCommit(args.LeaderCommitIndex)
+	}
+	return t.NetworkTransport.AppendEntries(id, target, args, resp)
 }
 
 func (t *peerTransport) appendOnce(target raft.ServerAddress, args *raft.AppendEntriesRequest, resp *raft.AppendEntriesResponse) error {
@@ -151,9 +226,27 @@ func (t *peerTransport) appendOnce(target raft.ServerAddress, args *raft.AppendE
 	return answered
 }
 
-// AppendEntriesPipeline implements raft.Transport.
+// AppendEntriesPipeline implements raft.Transport. A member that takes no
+// AppendEntries connection gets no pipeline: Raft then sends it single
+// requests (see olderPeers).
 func (t *peerTransport) AppendEntriesPipeline(_ raft.ServerID, target raft.ServerAddress) (raft.AppendPipeline, error) {
-	return t.appendPipeline(target, t.capCommit)
+	p, err := t.appendPipeline(target, t.capCommit)
+	if errors.Is(err, errNoAppends) {
+		return nil, raft.ErrPipelineReplicationNotSupported
+	}
+	return p, err
+}
+
+// noticePipeline opens the pipeline commit notices go over: to a member
+// that takes no AppendEntries connection, one of Raft's network transport
+// (a notice link reads every answer itself, and has at most one
+// outstanding).
+func (t *peerTransport) noticePipeline(id raft.ServerID, target raft.ServerAddress) (raft.AppendPipeline, error) {
+	p, err := t.appendPipeline(target, nil)
+	if errors.Is(err, errNoAppends) {
+		return t.NetworkTransport.AppendEntriesPipeline(id, target)
+	}
+	return p, err
 }
 
 // appendPipeline opens a pipeline to the member at target, whose requests'
@@ -165,7 +258,10 @@ func (t *peerTransport) appendPipeline(target raft.ServerAddress, capCommit func
 	}
 	p := &appendPipe{conn: c, sent: make(chan *appendFuture, maxAppendsInFlight),
 		done: make(chan raft.AppendFuture, maxAppendsInFlight), shut: make(chan struct{})}
-	go p.readAnswers(t.quit)
+	if !t.spawn("raft-append-answers", func() { p.readAnswers(t.quit) }) {
+		c.Close()
+		return nil, ErrClosed
+	}
 	return p, nil
 }
 

@@ -2,16 +2,20 @@ package member
 
 import (
 	"bufio"
+	"fmt"
 	"math/rand/v2"
 	"net"
 	"reflect"
 	"runtime"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/raft"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/zkraft/zkraft/raftfsm"
 )
 
 // TestAppendWire_FieldsAreAllEncoded fails when hashicorp/raft adds a field
@@ -451,4 +455,56 @@ func TestServeAppends_AnswersWhileAFrameIsPartial(t *testing.T) {
 	_, err = decodeAppendResponse(answer, &resp)
 	require.NoError(t, err)
 	require.True(t, resp.Success)
+}
+
+// TestPeerTransport_AnOlderMemberIsSentAppendsOverRaftsTransport shows a
+// cluster upgraded member by member: a member that refuses AppendEntries
+// connections and sends its own over Raft's network transport, as a zkraft
+// from before them did, follows a leader of this build (entries and commit
+// notices reach it over Raft's transport) and leads the others.
+func TestPeerTransport_AnOlderMemberIsSentAppendsOverRaftsTransport(t *testing.T) {
+	nodes := startNodes(t, 3, func(c *Config) {
+		c.commitTimeout = time.Hour // followers learn of commits by notice only
+		c.olderPeerNet = c.ServerID == 3
+	})
+	older := nodes[2]
+	addrOf := func(n *Node) raft.ServerAddress { p, _ := n.cfg.Self(); return raft.ServerAddress(p.RaftAddr) }
+	var session int64
+	writeAndSee := func(leader *Node) {
+		t.Helper()
+		for range 5 {
+			session++
+			cmd := &raftfsm.Command{Type: raftfsm.TypeCreateSession, Session: session, Timeout: 30000,
+				Passwd: make([]byte, 16), Time: time.Now().UnixMilli()}
+			leader.Propose(cmd.Encode(), 0)
+			for _, n := range nodes {
+				eventually(t, fmt.Sprintf("member %d to apply session %d", n.cfg.ServerID, session), func() bool {
+					_, ok := n.fsm.Session(session)
+					return ok
+				})
+			}
+		}
+	}
+	lead := func(n *Node) {
+		t.Helper()
+		eventually(t, fmt.Sprintf("member %d to lead", n.cfg.ServerID), func() bool {
+			if cur := leaderOf(nodes); cur != nil && cur != n {
+				_ = cur.Raft().LeadershipTransferToServer(raft.ServerID(strconv.Itoa(n.cfg.ServerID)), addrOf(n)).Error()
+			}
+			return n.Leading()
+		})
+	}
+
+	lead(nodes[0])
+	writeAndSee(nodes[0])
+	assert.True(t, nodes[0].trans.older.is(addrOf(older)), "the older member refused a connection")
+	assert.False(t, nodes[0].trans.older.is(addrOf(nodes[1])), "the other member took one")
+
+	lead(older)
+	writeAndSee(older)
+
+	lead(nodes[1])
+	writeAndSee(nodes[1])
+	assert.True(t, nodes[1].trans.older.is(addrOf(older)))
+	assert.False(t, nodes[1].trans.older.is(addrOf(nodes[0])))
 }

@@ -86,6 +86,10 @@ type Config struct {
 	commitTimeout time.Duration
 	// wrapLogStore, when set, wraps a durable member's log store (tests).
 	wrapLogStore func(raft.LogStore) raft.LogStore
+	// olderPeerNet makes the member refuse AppendEntries connections and
+	// send its own over Raft's network transport, as a zkraft from before
+	// them did (tests of an upgrade member by member; see olderPeers).
+	olderPeerNet bool
 }
 
 // Peer is one member of a cluster: zoo.cfg's server.N=host:port1:port2.

@@ -161,9 +161,13 @@ type raftStream struct {
 	advertise net.Addr
 	self      int
 	links     *Links
-	via       map[string]string            // addresses to dial instead (Config.PeerVia)
-	idOf      func(raft.ServerAddress) int // the member at a Raft address, 0 if none
-	broken    func(remote int)             // told when an accepted connection is ended by its member
+	via       map[string]string                // addresses to dial instead (Config.PeerVia)
+	idOf      func(raft.ServerAddress) int     // the member at a Raft address, 0 if none
+	broken    func(remote int)                 // told when an accepted connection is ended by its member
+	spawn     func(name string, f func()) bool // runs the stream's goroutines in the node's group
+	// older, set in tests, makes this member refuse AppendEntries
+	// connections as a zkraft before them did (see olderPeers).
+	older bool
 	// serveAppends serves a connection of AppendEntries; until it is set,
 	// such a connection is closed (its member dials again).
 	serveAppends atomic.Pointer[func(net.Conn)]
@@ -186,7 +190,10 @@ func (s *raftStream) Addr() net.Addr { return s.advertise }
 func (s *raftStream) Accept() (net.Conn, error) {
 	s.acceptOnce.Do(func() {
 		s.accepted, s.ended = make(chan net.Conn), make(chan struct{})
-		go s.acceptLoop()
+		if !s.spawn("raft-accept", s.acceptLoop) { // the node is stopping
+			s.acceptErr = net.ErrClosed
+			close(s.ended)
+		}
 	})
 	select {
 	case c := <-s.accepted:
@@ -218,7 +225,9 @@ func (s *raftStream) acceptLoop() {
 		delay = 0
 		pc := nc.(*peerConn)
 		pc.onBroken = s.broken
-		go s.route(pc)
+		if !s.spawn("raft-conn", func() { s.route(pc) }) {
+			pc.Close()
+		}
 	}
 }
 
@@ -235,11 +244,20 @@ func (s *raftStream) route(pc *peerConn) {
 		return
 	}
 	if pc.magic == appendsMagic {
-		if serve := s.serveAppends.Load(); serve != nil {
-			(*serve)(c)
-		} else {
+		serve := s.serveAppends.Load()
+		if serve == nil || s.older {
 			c.Close()
+			return
 		}
+		// The member that dialed waits for this byte before it sends: one
+		// of an older zkraft closes the connection instead (olderPeers).
+		c.SetWriteDeadline(time.Now().Add(peerIOTimeout))
+		if _, err := c.Write([]byte{appendsMagic}); err != nil {
+			c.Close()
+			return
+		}
+		c.SetWriteDeadline(time.Time{})
+		(*serve)(c)
 		return
 	}
 	select {
@@ -259,9 +277,29 @@ func (s *raftStream) Dial(addr raft.ServerAddress, timeout time.Duration) (net.C
 	return s.dialAs(peerMagic, addr, timeout)
 }
 
-// dialAppends dials a connection for AppendEntries (see serveAppends).
+// errNoAppends is what dialing a member for AppendEntries gives when the
+// member closed the connection without taking it: one of an older zkraft
+// (see olderPeers).
+var errNoAppends = errors.New("member takes no AppendEntries connections")
+
+// dialAppends dials a connection for AppendEntries (see serveAppends) and
+// waits for the member to take it.
 func (s *raftStream) dialAppends(addr raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
-	return s.dialAs(appendsMagic, addr, timeout)
+	c, err := s.dialAs(appendsMagic, addr, timeout)
+	if err != nil {
+		return nil, err
+	}
+	c.SetReadDeadline(time.Now().Add(timeout))
+	var taken [1]byte
+	if _, err := io.ReadFull(c, taken[:]); err != nil || taken[0] != appendsMagic {
+		c.Close()
+		if err == nil || staleConn(err) {
+			err = errNoAppends
+		}
+		return nil, err
+	}
+	c.SetReadDeadline(time.Time{})
+	return c, nil
 }
 
 func (s *raftStream) dialAs(magic byte, addr raft.ServerAddress, timeout time.Duration) (net.Conn, error) {

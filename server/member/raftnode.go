@@ -265,7 +265,7 @@ func (n *Node) raftTransport(empty bool) (raft.Transport, raft.Configuration, er
 		ln: &peerListener{Listener: ln, self: n.cfg.ServerID, links: n.cfg.Links}, advertise: tcpAddr(self.RaftAddr),
 		self: n.cfg.ServerID, links: n.cfg.Links, via: n.cfg.PeerVia, idOf: n.idOf,
 		// The leader's Raft connections to this member break when it dies.
-		broken: n.leaderLinkBroken,
+		broken: n.leaderLinkBroken, spawn: n.goOwned, older: n.cfg.olderPeerNet,
 	}
 	var conf raft.Configuration
 	for _, p := range n.cfg.Servers {
@@ -291,6 +291,7 @@ func (n *Node) raftTransport(empty bool) (raft.Transport, raft.Configuration, er
 		guard = newVoteGuard(header, n.log)
 	}
 	pt := newPeerTransport(trans, stream, header, guard, n.quit, n.cfg.RaftTimeout, n.log)
+	pt.olderNet, pt.spawn = n.cfg.olderPeerNet, n.goOwned
 	if !n.goOwned("raft-transport", pt.run) {
 		return nil, raft.Configuration{}, ErrClosed
 	}

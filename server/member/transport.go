@@ -62,10 +62,15 @@ type peerTransport struct {
 	log     *slog.Logger
 	timeout time.Duration // how long a notice is held
 
-	stored     chan struct{} // signalled when the log store stored entries
-	local      chan raft.RPC // RPCs this member hands its own Raft (see timeoutNow)
-	appendsIn  chan raft.RPC // AppendEntries received by serveAppends
-	appends    appendPool
+	stored    chan struct{} // signalled when the log store stored entries
+	local     chan raft.RPC // RPCs this member hands its own Raft (see timeoutNow)
+	appendsIn chan raft.RPC // AppendEntries received by serveAppends
+	appends   appendPool
+	older     olderPeers
+	spawn     func(name string, f func()) bool // runs pipelines' answer readers in the node's group
+	// olderNet, set in tests, makes this member send as a zkraft before
+	// AppendEntries had connections of their own (see olderPeers).
+	olderNet   bool
 	heartbeat  atomic.Pointer[func(raft.RPC)] // Raft's heartbeat handler, as SetHeartbeatHandler wraps it
 	lastStored atomic.Uint64
 	raft       atomic.Pointer[raft.Raft]
@@ -615,7 +620,7 @@ func (n *Node) keepNoticeLink(l *noticeLink) {
 		if connected {
 			continue
 		}
-		pipe, err := n.trans.appendPipeline(l.addr, nil)
+		pipe, err := n.trans.noticePipeline(l.id, l.addr)
 		if err != nil {
 			select {
 			case <-time.After(n.cfg.RaftTimeout):
