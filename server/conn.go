@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/zkraft/zkraft/raftfsm"
+	"github.com/zkraft/zkraft/server/internal/sockio"
 	"github.com/zkraft/zkraft/session"
 	"github.com/zkraft/zkraft/tree"
 	"github.com/zkraft/zkraft/wire"
@@ -95,6 +96,7 @@ func (s *Server) acceptLoop(ln net.Listener) {
 }
 
 func (s *Server) newConn(nc net.Conn) *conn {
+	nc = sockio.Wrap(nc)
 	remote := nc.RemoteAddr().String()
 	ip, _, err := net.SplitHostPort(remote)
 	if err != nil {

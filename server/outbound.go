@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/zkraft/zkraft/server/internal/sockio"
 	"github.com/zkraft/zkraft/wire"
 )
 
@@ -186,12 +187,8 @@ func (c *conn) writeNow(buf []byte) (int, error) {
 	var n int
 	var werr error
 	err := c.raw.Write(func(fd uintptr) bool {
-		for {
-			n, werr = unix.Write(int(fd), buf)
-			if werr != unix.EINTR {
-				return true // never wait here
-			}
-		}
+		n, werr = sockio.Write(fd, buf)
+		return true // never wait here
 	})
 	switch {
 	case errors.Is(err, os.ErrDeadlineExceeded):
@@ -324,12 +321,7 @@ func (r *socketReader) ReadIdle(get func() []byte, put func([]byte)) ([]byte, in
 // the buffer back and has RawConn wait until the socket is readable.
 func (r *socketReader) tryRead(fd uintptr) bool {
 	r.buf = r.get()
-	for {
-		r.n, r.rerr = unix.Read(int(fd), r.buf)
-		if r.rerr != unix.EINTR {
-			break
-		}
-	}
+	r.n, r.rerr = sockio.Read(fd, r.buf)
 	if r.rerr == unix.EAGAIN {
 		r.put(r.buf)
 		r.buf = nil

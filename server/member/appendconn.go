@@ -114,56 +114,68 @@ func (p *appendPool) put(target raft.ServerAddress, c *appendConn) {
 	p.idle[target] = append(p.idle[target], c)
 }
 
-// olderRecheck is how long a member that refused an AppendEntries
-// connection is sent its AppendEntries over Raft's network transport before
-// it is offered one again (it may have been upgraded meanwhile).
-const olderRecheck = 30 * time.Second
+// A member that refused an AppendEntries connection is offered one again
+// after olderRecheckFirst, then after twice as long each time it refuses
+// again, up to olderRecheck.
+const (
+	olderRecheckFirst = time.Second
+	olderRecheck      = 30 * time.Second
+)
 
 // olderPeers are the members that refused an AppendEntries connection:
 // members of a zkraft from before these connections, during an upgrade done
 // member by member. They are sent AppendEntries over Raft's network
 // transport, one at a time (no pipeline: Raft falls back to single
-// requests when a pipeline is refused), as those members send theirs. A
-// member that is stopping, or a link cut in a test, refuses too; it is
-// then sent AppendEntries the slower way until olderRecheck has passed,
-// which is as correct.
+// requests when a pipeline is refused), as those members send theirs, and
+// offered a connection again from time to time (they may have been
+// upgraded). A member that is starting or stopping, or one a test's cut
+// link or a proxy keeps out, refuses too; it is then sent AppendEntries the
+// slower way for a second or two, which is as correct.
 type olderPeers struct {
-	mu sync.Mutex
-	// until is when each member's refusal stops counting; told records that
-	// the log said so, until the member takes a connection again.
-	until map[raft.ServerAddress]time.Time
-	told  map[raft.ServerAddress]bool
+	mu      sync.Mutex
+	members map[raft.ServerAddress]*olderPeer
 }
 
-// is reports whether the member at target refused a connection within
-// olderRecheck.
+// olderPeer is a member that refused a connection since it last took one.
+type olderPeer struct {
+	until time.Time     // when it is offered one again
+	wait  time.Duration // how long it waited for that
+}
+
+// is reports whether the member at target refused a connection lately,
+// and is not to be offered one yet.
 func (o *olderPeers) is(target raft.ServerAddress) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return time.Now().Before(o.until[target])
+	p := o.members[target]
+	return p != nil && time.Now().Before(p.until)
 }
 
 // refused notes that the member at target refused a connection, and
-// reports whether the log should say so (the first time since it last took
-// one).
-func (o *olderPeers) refused(target raft.ServerAddress) (tell bool) {
+// reports whether it is the first time since it last took one.
+func (o *olderPeers) refused(target raft.ServerAddress) (first bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.until == nil {
-		o.until, o.told = make(map[raft.ServerAddress]time.Time), make(map[raft.ServerAddress]bool)
+	p := o.members[target]
+	if p == nil {
+		if o.members == nil {
+			o.members = make(map[raft.ServerAddress]*olderPeer)
+		}
+		p = &olderPeer{wait: olderRecheckFirst}
+		o.members[target] = p
+		first = true
+	} else {
+		p.wait = min(2*p.wait, olderRecheck)
 	}
-	o.until[target] = time.Now().Add(olderRecheck)
-	tell = !o.told[target]
-	o.told[target] = true
-	return tell
+	p.until = time.Now().Add(p.wait)
+	return first
 }
 
 // took notes that the member at target took a connection.
 func (o *olderPeers) took(target raft.ServerAddress) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	delete(o.until, target)
-	delete(o.told, target)
+	delete(o.members, target)
 }
 
 // dialAppends connects to the member at target for AppendEntries whose
@@ -177,8 +189,8 @@ func (t *peerTransport) dialAppends(target raft.ServerAddress, capCommit func(ui
 	switch {
 	case errors.Is(err, errNoAppends):
 		if t.older.refused(target) {
-			t.log.Info("member refused a connection for AppendEntries (a member of an older zkraft, or stopping): "+
-				"sending it AppendEntries over Raft's transport for a while", "member", target, "recheck", olderRecheck)
+			t.log.Info("member refused a connection for AppendEntries (a member of an older zkraft, or one starting "+
+				"or stopping): sending it AppendEntries over Raft's transport until it takes one", "member", target)
 		}
 		return nil, err
 	case err != nil:

@@ -497,14 +497,46 @@ func TestPeerTransport_AnOlderMemberIsSentAppendsOverRaftsTransport(t *testing.T
 
 	lead(nodes[0])
 	writeAndSee(nodes[0])
-	assert.True(t, nodes[0].trans.older.is(addrOf(older)), "the older member refused a connection")
-	assert.False(t, nodes[0].trans.older.is(addrOf(nodes[1])), "the other member took one")
+	assert.True(t, nodes[0].trans.older.refusing(addrOf(older)), "the older member refused a connection")
+	assert.False(t, nodes[0].trans.older.refusing(addrOf(nodes[1])), "the other member took one")
 
 	lead(older)
 	writeAndSee(older)
 
 	lead(nodes[1])
 	writeAndSee(nodes[1])
-	assert.True(t, nodes[1].trans.older.is(addrOf(older)))
-	assert.False(t, nodes[1].trans.older.is(addrOf(nodes[0])))
+	assert.True(t, nodes[1].trans.older.refusing(addrOf(older)))
+	assert.False(t, nodes[1].trans.older.refusing(addrOf(nodes[0])))
+}
+
+// refusing reports whether the member at target refused a connection since
+// it last took one.
+func (o *olderPeers) refusing(target raft.ServerAddress) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.members[target] != nil
+}
+
+// A member that refuses is offered a connection again after a second, then
+// after twice as long each time, up to olderRecheck; one that takes a
+// connection is forgotten.
+func TestOlderPeers_RecheckBacksOff(t *testing.T) {
+	var o olderPeers
+	const m = raft.ServerAddress("m")
+	assert.False(t, o.is(m))
+	var waits []time.Duration
+	for i := range 7 {
+		assert.Equal(t, i == 0, o.refused(m), "only the first refusal is told")
+		assert.True(t, o.is(m))
+		waits = append(waits, o.members[m].wait)
+	}
+	assert.Equal(t, []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second,
+		16 * time.Second, olderRecheck, olderRecheck}, waits)
+	o.members[m].until = time.Now() // the wait is over
+	assert.False(t, o.is(m))
+	assert.True(t, o.refusing(m))
+	o.took(m)
+	assert.False(t, o.refusing(m))
+	assert.True(t, o.refused(m), "a refusal after a connection was taken is told again")
+	assert.Equal(t, time.Second, o.members[m].wait)
 }

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+
+	"github.com/zkraft/zkraft/server/internal/sockio"
 )
 
 // peerMagic opens every connection between members, followed by the
@@ -60,6 +62,7 @@ func dialPeerAs(magic byte, links *Links, via map[string]string, from, to int, a
 	if err != nil {
 		return nil, err
 	}
+	nc = sockio.Wrap(nc)
 	if _, err := nc.Write([]byte{magic, byte(from)}); err != nil {
 		nc.Close()
 		return nil, err
@@ -148,7 +151,7 @@ func (l *peerListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &peerConn{Conn: nc, local: l.self, links: l.links, accepted: true}, nil
+	return &peerConn{Conn: sockio.Wrap(nc), local: l.self, links: l.links, accepted: true}, nil
 }
 
 // raftStream is Raft's stream layer over peer connections. It tracks the
