@@ -428,6 +428,13 @@ func (t *peerTransport) serveAppends(c net.Conn) {
 			}
 			merged++
 		}
+		if commit := t.commitBefore(req); commit != nil {
+			select {
+			case t.appendsIn <- raft.RPC{Command: commit, RespChan: make(chan raft.RPCResponse, 1)}:
+			case <-t.quit:
+				return
+			}
+		}
 		respCh := make(chan raft.RPCResponse, 1)
 		rpc := raft.RPC{Command: req, RespChan: respCh}
 		if hb := t.heartbeat.Load(); hb != nil && isHeartbeat(req) {
@@ -465,6 +472,29 @@ func (t *peerTransport) serveAppends(c net.Conn) {
 			}
 		}
 	}
+}
+
+// commitBefore returns, for a durable member, the request to hand Raft
+// before req so that the entries req says are committed are applied
+// before req's own entries are written: the same AppendEntries without
+// entries, its commit index no higher than req's previous entry (which
+// this member holds if req is to succeed). Raft handles the two as it
+// would req alone, but writes req's entries (an fsync) only after it
+// applied what was committed; with req alone a member's clients waited
+// for that write to see writes a majority had already made. A ZooKeeper
+// follower, likewise, commits while it logs later proposals. It returns
+// nil when req commits nothing this member was not handed already.
+func (t *peerTransport) commitBefore(req *raft.AppendEntriesRequest) *raft.AppendEntriesRequest {
+	if !t.commitFirst || len(req.Entries) == 0 {
+		return nil
+	}
+	commit := min(req.LeaderCommitIndex, req.PrevLogEntry)
+	if commit <= t.committedFirst.Load() || !t.has(req.PrevLogEntry) {
+		return nil
+	}
+	raiseTo(&t.committedFirst, commit)
+	return &raft.AppendEntriesRequest{RPCHeader: req.RPCHeader, Term: req.Term, Leader: req.Leader,
+		PrevLogEntry: req.PrevLogEntry, PrevLogTerm: req.PrevLogTerm, LeaderCommitIndex: commit}
 }
 
 // maxMergedEntries bounds the entries requests are merged up to.

@@ -7,6 +7,7 @@ import (
 	"net"
 	"reflect"
 	"runtime"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -539,4 +540,66 @@ func TestOlderPeers_RecheckBacksOff(t *testing.T) {
 	assert.False(t, o.refusing(m))
 	assert.True(t, o.refused(m), "a refusal after a connection was taken is told again")
 	assert.Equal(t, time.Second, o.members[m].wait)
+}
+
+// A durable member hands Raft what a request says is committed before the
+// request's entries (which Raft writes with an fsync): the same request
+// without entries, its commit index no higher than its previous entry. Only
+// when that commits more than was handed so already, and the previous entry
+// is stored here; an in-memory member hands the request alone.
+func TestServeAppends_DurableMemberCommitsBeforeWriting(t *testing.T) {
+	hdr := raft.RPCHeader{ID: []byte("1"), Addr: []byte("a")}
+	req := func(term, prev, commit uint64) *raft.AppendEntriesRequest {
+		return &raft.AppendEntriesRequest{RPCHeader: hdr, Term: term, Leader: []byte("a"), PrevLogEntry: prev,
+			PrevLogTerm: 1, Entries: []*raft.Log{{Index: prev + 1, Term: term}}, LeaderCommitIndex: commit}
+	}
+	// Each in a term of its own: none is merged into the one before.
+	sent := []*raft.AppendEntriesRequest{
+		req(1, 5, 4),  // commits 4 first
+		req(2, 10, 4), // nothing more
+		req(3, 20, 9), // its previous entry is not stored here
+		req(4, 5, 9),  // commits 5 first (no further than its previous entry)
+	}
+	for _, durable := range []bool{true, false} {
+		quit := make(chan struct{})
+		pt := newPeerTransport(nil, nil, raft.RPCHeader{}, nil, quit, time.Second, quietLogger())
+		pt.commitFirst = durable
+		pt.storedUpTo(5, 5)
+		var in []byte
+		var w frameWriter
+		for _, r := range sent {
+			frame, err := encodeAppendRequest(&w, r)
+			require.NoError(t, err)
+			in = append(in, frame...)
+		}
+		conn := &bufferedConn{in: in, out: make(chan []byte, 16), closed: make(chan struct{})}
+		go pt.serveAppends(conn)
+
+		var got []string
+		for answered := 0; answered < len(sent); {
+			var rpc raft.RPC
+			select {
+			case rpc = <-pt.appendsIn:
+			case <-time.After(10 * time.Second):
+				t.Fatal("no request reached Raft")
+			}
+			r := rpc.Command.(*raft.AppendEntriesRequest)
+			got = append(got, fmt.Sprintf("term %d prev %d/%d entries %d commit %d", r.Term, r.PrevLogEntry, r.PrevLogTerm,
+				len(r.Entries), r.LeaderCommitIndex))
+			if len(r.Entries) > 0 {
+				assert.Equal(t, "a", string(r.Leader))
+				rpc.Respond(&raft.AppendEntriesResponse{Term: r.Term, Success: true}, nil)
+				answered++
+			}
+		}
+		want := []string{"term 1 prev 5/1 entries 1 commit 4", "term 2 prev 10/1 entries 1 commit 4",
+			"term 3 prev 20/1 entries 1 commit 9", "term 4 prev 5/1 entries 1 commit 9"}
+		if durable {
+			want = slices.Insert(want, 3, "term 4 prev 5/1 entries 0 commit 5")
+			want = slices.Insert(want, 0, "term 1 prev 5/1 entries 0 commit 4")
+		}
+		assert.Equal(t, want, got, "durable %v", durable)
+		close(conn.closed)
+		close(quit)
+	}
 }
