@@ -345,12 +345,7 @@ func TestServeAppends_MergesWaitingRequests(t *testing.T) {
 	go pt.serveAppends(conn)
 
 	for _, want := range []struct{ entries, term uint64 }{{3, 1}, {1, 2}} {
-		var rpc raft.RPC
-		select {
-		case rpc = <-pt.appendsIn:
-		case <-time.After(10 * time.Second):
-			t.Fatal("no request reached Raft")
-		}
+		rpc := nextToRaft(t, pt)
 		req := rpc.Command.(*raft.AppendEntriesRequest)
 		require.Len(t, req.Entries, int(want.entries))
 		require.Equal(t, want.term, req.Term)
@@ -369,6 +364,18 @@ func TestServeAppends_MergesWaitingRequests(t *testing.T) {
 	for i, want := range []uint64{3, 3, 3, 4} {
 		assert.Equal(t, want, answers[i].LastLog, "answer %d", i)
 		assert.True(t, answers[i].Success)
+	}
+}
+
+// nextToRaft returns the next request serveAppends hands Raft.
+func nextToRaft(t *testing.T, pt *peerTransport) raft.RPC {
+	t.Helper()
+	select {
+	case rpc := <-pt.appendsIn:
+		return rpc
+	case <-time.After(10 * time.Second):
+		t.Fatal("no request reached Raft")
+		return raft.RPC{}
 	}
 }
 
@@ -577,12 +584,7 @@ func TestServeAppends_DurableMemberCommitsBeforeWriting(t *testing.T) {
 
 		var got []string
 		for answered := 0; answered < len(sent); {
-			var rpc raft.RPC
-			select {
-			case rpc = <-pt.appendsIn:
-			case <-time.After(10 * time.Second):
-				t.Fatal("no request reached Raft")
-			}
+			rpc := nextToRaft(t, pt)
 			r := rpc.Command.(*raft.AppendEntriesRequest)
 			got = append(got, fmt.Sprintf("term %d prev %d/%d entries %d commit %d", r.Term, r.PrevLogEntry, r.PrevLogTerm,
 				len(r.Entries), r.LeaderCommitIndex))
