@@ -485,7 +485,7 @@ func (t *peerTransport) serveAppends(c net.Conn) {
 // follower, likewise, commits while it logs later proposals. It returns
 // nil when req commits nothing this member was not handed already.
 func (t *peerTransport) commitBefore(req *raft.AppendEntriesRequest) *raft.AppendEntriesRequest {
-	if !t.commitFirst || len(req.Entries) == 0 {
+	if !t.commitFirst.Load() || len(req.Entries) == 0 {
 		return nil
 	}
 	commit := min(req.LeaderCommitIndex, req.PrevLogEntry)

@@ -570,7 +570,7 @@ func TestServeAppends_DurableMemberCommitsBeforeWriting(t *testing.T) {
 	for _, durable := range []bool{true, false} {
 		quit := make(chan struct{})
 		pt := newPeerTransport(nil, nil, raft.RPCHeader{}, nil, quit, time.Second, quietLogger())
-		pt.commitFirst = durable
+		pt.commitFirst.Store(durable)
 		pt.storedUpTo(5, 5)
 		var in []byte
 		var w frameWriter

@@ -64,7 +64,8 @@ func (n *Node) startRaft(ctx context.Context) (*memStores, error) {
 	if n.trans != nil {
 		logs = notifyingStore{LogStore: logs, t: n.trans}
 		if overlap != nil {
-			n.trans.capCommit, n.trans.commitFirst = overlap.capCommit, true
+			n.trans.capCommit = overlap.capCommit
+			n.trans.commitFirst.Store(true)
 		}
 	}
 	snaps = timedSnapshots{SnapshotStore: snaps, stats: &n.stats}

@@ -86,10 +86,11 @@ type peerTransport struct {
 	// capCommit, when set, caps the commit index this member tells others
 	// while it leads: no entry past what its own disk holds (overlapLog).
 	capCommit func(uint64) uint64
-	// commitFirst, set on a durable member, has serveAppends hand Raft a
+	// commitFirst, set on a durable member (once its log is open, while
+	// members may already be sending), has serveAppends hand Raft a
 	// request's commit index before its entries (see commitBefore), and
 	// committedFirst is the highest commit index it handed so.
-	commitFirst    bool
+	commitFirst    atomic.Bool
 	committedFirst atomic.Uint64
 }
 
