@@ -17,19 +17,25 @@ import (
 
 // AppendEntries over connections of their own (see appendwire.go for why).
 //
-// A member dials them on the other's Raft port with appendsMagic in place
-// of peerMagic; raftStream hands such a connection to serveAppends rather
-// than to Raft's network transport, which keeps every other RPC (votes,
-// snapshots, TimeoutNow). The sending side mirrors the network
+// A member dials them on the other's Raft port with appendsTakenMagic in
+// place of peerMagic; raftStream hands such a connection to serveAppends
+// rather than to Raft's network transport, which keeps every other RPC
+// (votes, snapshots, TimeoutNow). The sending side mirrors the network
 // transport's: a small pool of connections for single requests (heartbeats
 // among them) and a connection per pipeline, 10 s to send or answer
 // (peerIOTimeout). A member takes such a connection by sending
-// appendsMagic back; one of an older zkraft closes it instead, and is then
-// sent its AppendEntries over Raft's network transport (see olderPeers), so
-// that a cluster may be upgraded member by member.
+// appendsTakenMagic back; one of an older zkraft closes it instead, and is
+// then sent its AppendEntries over Raft's network transport (see
+// olderPeers), so that a cluster may be upgraded member by member.
 
 const (
+	// appendsMagic opens the AppendEntries connections of members built
+	// between 3afd44c and 5cef280, which send at once and want nothing
+	// back: they are served, never dialed.
 	appendsMagic = 0x7b
+	// appendsTakenMagic opens those of later members, which wait for the
+	// same byte back before they send.
+	appendsTakenMagic = 0x7c
 	// peerIOTimeout is how long a Raft RPC may take to send or answer, on
 	// these connections as on Raft's network transport.
 	peerIOTimeout = 10 * time.Second
@@ -116,7 +122,8 @@ func (p *appendPool) put(target raft.ServerAddress, c *appendConn) {
 
 // A member that refused an AppendEntries connection is offered one again
 // after olderRecheckFirst, then after twice as long each time it refuses
-// again, up to olderRecheck.
+// again having answered over Raft's transport meanwhile, up to
+// olderRecheck.
 const (
 	olderRecheckFirst = time.Second
 	olderRecheck      = 30 * time.Second
@@ -130,7 +137,8 @@ const (
 // offered a connection again from time to time (they may have been
 // upgraded). A member that is starting or stopping, or one a test's cut
 // link or a proxy keeps out, refuses too; it is then sent AppendEntries the
-// slower way for a second or two, which is as correct.
+// slower way, as correctly, and offered a connection again a second later
+// (it answered nothing over Raft's transport meanwhile).
 type olderPeers struct {
 	mu      sync.Mutex
 	members map[raft.ServerAddress]*olderPeer
@@ -140,6 +148,10 @@ type olderPeers struct {
 type olderPeer struct {
 	until time.Time     // when it is offered one again
 	wait  time.Duration // how long it waited for that
+	// answered records that Raft's transport carried an AppendEntries to it
+	// since its last refusal: it runs, and refused as an older member does
+	// (one that was only down waits no longer for having been down).
+	answered bool
 }
 
 // is reports whether the member at target refused a connection lately,
@@ -164,11 +176,24 @@ func (o *olderPeers) refused(target raft.ServerAddress) (first bool) {
 		p = &olderPeer{wait: olderRecheckFirst}
 		o.members[target] = p
 		first = true
-	} else {
+	} else if time.Now().Before(p.until) {
+		return false // a refusal of the same round of offers (a pipeline's and a heartbeat's, say)
+	} else if p.answered {
 		p.wait = min(2*p.wait, olderRecheck)
 	}
+	p.answered = false
 	p.until = time.Now().Add(p.wait)
 	return first
+}
+
+// answeredOverRaft notes that the member at target answered an
+// AppendEntries over Raft's network transport.
+func (o *olderPeers) answeredOverRaft(target raft.ServerAddress) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if p := o.members[target]; p != nil {
+		p.answered = true
+	}
 }
 
 // took notes that the member at target took a connection.
@@ -213,7 +238,11 @@ func (t *peerTransport) AppendEntries(id raft.ServerID, target raft.ServerAddres
 	if t.capCommit != nil {
 		args.LeaderCommitIndex = t.capCommit(args.LeaderCommitIndex)
 	}
-	return t.NetworkTransport.AppendEntries(id, target, args, resp)
+	err = retryStale(func() error { return t.NetworkTransport.AppendEntries(id, target, args, resp) })
+	if err == nil {
+		t.older.answeredOverRaft(target)
+	}
+	return err
 }
 
 func (t *peerTransport) appendOnce(target raft.ServerAddress, args *raft.AppendEntriesRequest, resp *raft.AppendEntriesResponse) error {
@@ -490,6 +519,9 @@ func (t *peerTransport) commitBefore(req *raft.AppendEntriesRequest) *raft.Appen
 	}
 	commit := min(req.LeaderCommitIndex, req.PrevLogEntry)
 	if commit <= t.committedFirst.Load() || !t.has(req.PrevLogEntry) {
+		return nil
+	}
+	if r := t.raft.Load(); r != nil && commit <= r.CommitIndex() { // a commit notice came first
 		return nil
 	}
 	raiseTo(&t.committedFirst, commit)

@@ -471,9 +471,20 @@ func TestServeAppends_AnswersWhileAFrameIsPartial(t *testing.T) {
 // from before them did, follows a leader of this build (entries and commit
 // notices reach it over Raft's transport) and leads the others.
 func TestPeerTransport_AnOlderMemberIsSentAppendsOverRaftsTransport(t *testing.T) {
+	for _, durable := range []bool{false, true} {
+		t.Run(map[bool]string{false: "in memory", true: "durable"}[durable], func(t *testing.T) {
+			testOlderMember(t, durable)
+		})
+	}
+}
+
+func testOlderMember(t *testing.T, durable bool) {
 	nodes := startNodes(t, 3, func(c *Config) {
 		c.commitTimeout = time.Hour // followers learn of commits by notice only
 		c.olderPeerNet = c.ServerID == 3
+		if durable {
+			c.DataDir = t.TempDir()
+		}
 	})
 	older := nodes[2]
 	addrOf := func(n *Node) raft.ServerAddress { p, _ := n.cfg.Self(); return raft.ServerAddress(p.RaftAddr) }
@@ -537,16 +548,28 @@ func TestOlderPeers_RecheckBacksOff(t *testing.T) {
 		assert.Equal(t, i == 0, o.refused(m), "only the first refusal is told")
 		assert.True(t, o.is(m))
 		waits = append(waits, o.members[m].wait)
+		o.refused(m) // within the wait: the same round, no longer wait
+		assert.Equal(t, waits[i], o.members[m].wait)
+		o.members[m].until = time.Now() // the wait is over
+		o.answeredOverRaft(m)           // it runs: an older member
 	}
 	assert.Equal(t, []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second,
 		16 * time.Second, olderRecheck, olderRecheck}, waits)
-	o.members[m].until = time.Now() // the wait is over
 	assert.False(t, o.is(m))
 	assert.True(t, o.refusing(m))
 	o.took(m)
 	assert.False(t, o.refusing(m))
 	assert.True(t, o.refused(m), "a refusal after a connection was taken is told again")
 	assert.Equal(t, time.Second, o.members[m].wait)
+	// A member that refuses again without having answered in between (it
+	// was down, not older) waits no longer.
+	o.members[m].until = time.Now()
+	o.refused(m)
+	assert.Equal(t, time.Second, o.members[m].wait)
+	o.members[m].until = time.Now()
+	o.answeredOverRaft(m)
+	o.refused(m)
+	assert.Equal(t, 2*time.Second, o.members[m].wait)
 }
 
 // A durable member hands Raft what a request says is committed before the
@@ -563,7 +586,7 @@ func TestServeAppends_DurableMemberCommitsBeforeWriting(t *testing.T) {
 	// Each in a term of its own: none is merged into the one before.
 	sent := []*raft.AppendEntriesRequest{
 		req(1, 5, 4),  // commits 4 first
-		req(2, 10, 4), // nothing more
+		req(2, 5, 4),  // nothing more
 		req(3, 20, 9), // its previous entry is not stored here
 		req(4, 5, 9),  // commits 5 first (no further than its previous entry)
 	}
@@ -588,13 +611,13 @@ func TestServeAppends_DurableMemberCommitsBeforeWriting(t *testing.T) {
 			r := rpc.Command.(*raft.AppendEntriesRequest)
 			got = append(got, fmt.Sprintf("term %d prev %d/%d entries %d commit %d", r.Term, r.PrevLogEntry, r.PrevLogTerm,
 				len(r.Entries), r.LeaderCommitIndex))
+			assert.Equal(t, "a", string(r.Leader), "not a commit notice, which Raft's own check would not let past")
 			if len(r.Entries) > 0 {
-				assert.Equal(t, "a", string(r.Leader))
 				rpc.Respond(&raft.AppendEntriesResponse{Term: r.Term, Success: true}, nil)
 				answered++
 			}
 		}
-		want := []string{"term 1 prev 5/1 entries 1 commit 4", "term 2 prev 10/1 entries 1 commit 4",
+		want := []string{"term 1 prev 5/1 entries 1 commit 4", "term 2 prev 5/1 entries 1 commit 4",
 			"term 3 prev 20/1 entries 1 commit 9", "term 4 prev 5/1 entries 1 commit 9"}
 		if durable {
 			want = slices.Insert(want, 3, "term 4 prev 5/1 entries 0 commit 5")
@@ -603,5 +626,32 @@ func TestServeAppends_DurableMemberCommitsBeforeWriting(t *testing.T) {
 		assert.Equal(t, want, got, "durable %v", durable)
 		close(conn.closed)
 		close(quit)
+	}
+}
+
+// A connection to the Raft port that never sends its header does not hold
+// up a member's shutdown (its header deadline is 10 s).
+func TestRaftStream_StopEndsAConnectionWithoutAHeader(t *testing.T) {
+	nodes := startNodes(t, 3, nil)
+	n := nodes[2]
+	self, _ := n.cfg.Self()
+	stream := n.trans.stream
+	conns := func() int {
+		stream.mu.Lock()
+		defer stream.mu.Unlock()
+		return len(stream.conns)
+	}
+	before := conns()
+	nc, err := net.Dial("tcp", self.RaftAddr)
+	require.NoError(t, err)
+	defer nc.Close()
+	eventually(t, "the connection to be tracked", func() bool { return conns() > before })
+	n.Stop()
+	done := make(chan struct{})
+	go func() { n.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatalf("Wait still waiting 5 s after Stop: %v", n.Running(map[string]int{}))
 	}
 }

@@ -106,7 +106,7 @@ func (c *peerConn) readHeader() {
 		return
 	}
 	c.Conn.SetReadDeadline(time.Time{})
-	if hdr[0] != peerMagic && hdr[0] != appendsMagic {
+	if hdr[0] != peerMagic && hdr[0] != appendsMagic && hdr[0] != appendsTakenMagic {
 		c.headerErr = fmt.Errorf("peer header: bad magic %#x", hdr[0])
 		return
 	}
@@ -157,7 +157,7 @@ func (l *peerListener) Accept() (net.Conn, error) {
 // raftStream is Raft's stream layer over peer connections. It tracks the
 // connections it dials and accepts, and closes them all with the listener:
 // Raft's transport leaves connection handlers running otherwise. Accepted
-// connections that carry AppendEntries (appendsMagic) go to serveAppends,
+// connections that carry AppendEntries (appendsMagic, appendsTakenMagic) go to serveAppends,
 // the others to Raft's network transport.
 type raftStream struct {
 	ln        *peerListener
@@ -228,6 +228,11 @@ func (s *raftStream) acceptLoop() {
 		delay = 0
 		pc := nc.(*peerConn)
 		pc.onBroken = s.broken
+		// Tracked at once, so that Close ends a connection whose header
+		// has not come yet.
+		if _, err := s.track(pc); err != nil {
+			continue
+		}
 		if !s.spawn("raft-conn", func() { s.route(pc) }) {
 			pc.Close()
 		}
@@ -242,31 +247,30 @@ func (s *raftStream) route(pc *peerConn) {
 		pc.Close()
 		return
 	}
-	c, err := s.track(pc)
-	if err != nil {
-		return
-	}
-	if pc.magic == appendsMagic {
+	if pc.magic == appendsMagic || pc.magic == appendsTakenMagic {
 		serve := s.serveAppends.Load()
 		if serve == nil || s.older {
-			c.Close()
+			pc.Close()
 			return
 		}
-		// The member that dialed waits for this byte before it sends: one
-		// of an older zkraft closes the connection instead (olderPeers).
-		c.SetWriteDeadline(time.Now().Add(peerIOTimeout))
-		if _, err := c.Write([]byte{appendsMagic}); err != nil {
-			c.Close()
-			return
+		if pc.magic == appendsTakenMagic {
+			// The member that dialed waits for this byte before it sends:
+			// one of an older zkraft closes the connection instead
+			// (olderPeers).
+			pc.SetWriteDeadline(time.Now().Add(peerIOTimeout))
+			if _, err := pc.Write([]byte{appendsTakenMagic}); err != nil {
+				pc.Close()
+				return
+			}
+			pc.SetWriteDeadline(time.Time{})
 		}
-		c.SetWriteDeadline(time.Time{})
-		(*serve)(c)
+		(*serve)(pc)
 		return
 	}
 	select {
-	case s.accepted <- c:
+	case s.accepted <- pc:
 	case <-s.ended:
-		c.Close()
+		pc.Close()
 	}
 }
 
@@ -288,15 +292,18 @@ var errNoAppends = errors.New("member takes no AppendEntries connections")
 // dialAppends dials a connection for AppendEntries (see serveAppends) and
 // waits for the member to take it.
 func (s *raftStream) dialAppends(addr raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
-	c, err := s.dialAs(appendsMagic, addr, timeout)
+	c, err := s.dialAs(appendsTakenMagic, addr, timeout)
 	if err != nil {
 		return nil, err
 	}
 	c.SetReadDeadline(time.Now().Add(timeout))
 	var taken [1]byte
-	if _, err := io.ReadFull(c, taken[:]); err != nil || taken[0] != appendsMagic {
+	if _, err := io.ReadFull(c, taken[:]); err != nil || taken[0] != appendsTakenMagic {
 		c.Close()
-		if err == nil || staleConn(err) {
+		switch {
+		case s.isClosed():
+			err = net.ErrClosed // this member is stopping, not the other refusing
+		case err == nil || staleConn(err):
 			err = errNoAppends
 		}
 		return nil, err

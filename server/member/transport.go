@@ -111,11 +111,15 @@ func (t *peerTransport) Consumer() <-chan raft.RPC { return t.out }
 
 // SetHeartbeatHandler implements raft.Transport: heartbeats carry the
 // leader's commit index too, which leaderCommit and the vote guard note.
-// Heartbeats, as AppendEntries, reach serveAppends, never Raft's network
-// transport.
+// Heartbeats reach serveAppends, and Raft's network transport from a
+// member of an older zkraft (or one that took this member for one, see
+// olderPeers).
 func (t *peerTransport) SetHeartbeatHandler(cb func(raft.RPC)) {
 	if cb == nil {
 		t.heartbeat.Store(nil)
+		if t.NetworkTransport != nil {
+			t.NetworkTransport.SetHeartbeatHandler(nil)
+		}
 		return
 	}
 	hb := func(rpc raft.RPC) {
@@ -126,6 +130,9 @@ func (t *peerTransport) SetHeartbeatHandler(cb func(raft.RPC)) {
 		cb(rpc)
 	}
 	t.heartbeat.Store(&hb)
+	if t.NetworkTransport != nil {
+		t.NetworkTransport.SetHeartbeatHandler(hb)
+	}
 }
 
 // noteLeaderCommit raises leaderCommit to an AppendEntries' commit index.

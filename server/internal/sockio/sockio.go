@@ -22,13 +22,15 @@
 // runs: the P is not free for another goroutine during the copy, which on
 // a non-blocking socket is all the call does. The net package's poller
 // still does all waiting (RawConn's Read and Write), so deadlines and
-// closing work as they do for net.Conn.
+// closing work as they do for net.Conn. Under the race detector, the bytes
+// a call reads or writes are reported as the net package reports them.
 package sockio
 
 import (
 	"io"
 	"net"
 	"os"
+	"sync"
 	"syscall"
 	"unsafe"
 
@@ -45,15 +47,24 @@ func Read(fd uintptr, p []byte) (int, error) { return rawIO(unix.SYS_READ, fd, p
 func Write(fd uintptr, p []byte) (int, error) { return rawIO(unix.SYS_WRITE, fd, p) }
 
 // rawIO makes the read or write system call trap on fd with p, again if a
-// signal interrupted it.
+// signal interrupted it. The race detector is told of the bytes the call
+// reads or writes, as the net package tells it.
 func rawIO(trap, fd uintptr, p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
+	}
+	if trap == unix.SYS_WRITE {
+		raceBeforeWrite()
 	}
 	for {
 		n, _, errno := unix.RawSyscall(trap, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
 		switch errno {
 		case 0:
+			if trap == unix.SYS_WRITE {
+				raceAfterWrite(p[:n])
+			} else {
+				raceAfterRead(p[:n])
+			}
 			return int(n), nil
 		case unix.EINTR:
 			continue
@@ -64,23 +75,38 @@ func rawIO(trap, fd uintptr, p []byte) (int, error) {
 
 // Conn is a net.Conn whose Read and Write use Read and Write, waiting on
 // the net package's poller when the socket has nothing to read or no room.
+// Its calls allocate nothing: the functions RawConn calls back are made
+// once, and keep their state in the Conn, under a lock for each direction
+// (a net.Conn may be read, and written, from several goroutines).
 type Conn struct {
 	net.Conn
-	raw syscall.RawConn
+	raw               syscall.RawConn
+	tryRead, tryWrite func(fd uintptr) bool
+
+	rmu  sync.Mutex // guards rbuf, rn, rerr
+	rbuf []byte
+	rn   int
+	rerr error
+
+	wmu  sync.Mutex // guards wbuf, wn, werr
+	wbuf []byte
+	wn   int
+	werr error
 }
 
-// Wrap returns nc as a Conn, or nc itself if it has no file descriptor to
-// read and write directly.
+// Wrap returns nc as a Conn, or nc itself if it is not a TCP connection.
 func Wrap(nc net.Conn) net.Conn {
-	sc, ok := nc.(syscall.Conn)
+	tc, ok := nc.(*net.TCPConn)
 	if !ok {
 		return nc
 	}
-	raw, err := sc.SyscallConn()
+	raw, err := tc.SyscallConn()
 	if err != nil {
 		return nc
 	}
-	return &Conn{Conn: nc, raw: raw}
+	c := &Conn{Conn: nc, raw: raw}
+	c.tryRead, c.tryWrite = c.readOnce, c.writeSome
+	return c
 }
 
 // SyscallConn implements syscall.Conn, for callers that read or write
@@ -92,12 +118,12 @@ func (c *Conn) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	var n int
-	var rerr error
-	err := c.raw.Read(func(fd uintptr) bool {
-		n, rerr = Read(fd, p)
-		return rerr != unix.EAGAIN // wait until readable, and try again
-	})
+	c.rmu.Lock()
+	defer c.rmu.Unlock()
+	c.rbuf = p
+	err := c.raw.Read(c.tryRead)
+	n, rerr := c.rn, c.rerr
+	c.rbuf, c.rn, c.rerr = nil, 0, nil
 	switch {
 	case err != nil:
 		return 0, err
@@ -109,29 +135,42 @@ func (c *Conn) Read(p []byte) (int, error) {
 	return n, nil
 }
 
+func (c *Conn) readOnce(fd uintptr) bool {
+	c.rn, c.rerr = Read(fd, c.rbuf)
+	return c.rerr != unix.EAGAIN // wait until readable, and try again
+}
+
 // Write implements net.Conn: it writes all of p, or fails.
 func (c *Conn) Write(p []byte) (int, error) {
-	written := 0
-	var werr error
-	err := c.raw.Write(func(fd uintptr) bool {
-		for written < len(p) {
-			n, err := Write(fd, p[written:])
-			if err == unix.EAGAIN {
-				return false // wait until writable, and go on
-			}
-			if err != nil {
-				werr = err
-				return true
-			}
-			written += n
-		}
-		return true
-	})
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	c.wbuf = p
+	err := c.raw.Write(c.tryWrite)
+	n, werr := c.wn, c.werr
+	c.wbuf, c.wn, c.werr = nil, 0, nil
 	switch {
 	case err != nil:
-		return written, err
+		return n, err
 	case werr != nil:
-		return written, os.NewSyscallError("write", werr)
+		return n, os.NewSyscallError("write", werr)
 	}
-	return written, nil
+	return n, nil
+}
+
+func (c *Conn) writeSome(fd uintptr) bool {
+	for c.wn < len(c.wbuf) {
+		n, err := Write(fd, c.wbuf[c.wn:])
+		switch {
+		case err == unix.EAGAIN:
+			return false // wait until writable, and go on
+		case err != nil:
+			c.werr = err
+			return true
+		case n == 0:
+			c.werr = io.ErrShortWrite
+			return true
+		}
+		c.wn += n
+	}
+	return true
 }
