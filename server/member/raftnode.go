@@ -277,11 +277,6 @@ func (n *Node) raftTransport(empty bool) (raft.Transport, raft.Configuration, er
 		conf.Servers = append(conf.Servers, raft.Server{Suffrage: suffrage,
 			ID: raft.ServerID(strconv.Itoa(p.ID)), Address: raft.ServerAddress(p.RaftAddr)})
 	}
-	trans := raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
-		Stream: stream, MaxPool: maxPooledConns, Timeout: peerIOTimeout, Logger: n.raftLogger(),
-	})
-	n.closers = append(n.closers, trans)
-	n.stream = stream
 	header := raft.RPCHeader{ProtocolVersion: raft.ProtocolVersionMax, ID: []byte(id), Addr: []byte(self.RaftAddr)}
 	// A member that starts with nothing stored (in memory, or a durable
 	// one whose data dir is new or was wiped) must not vote a stale
@@ -291,8 +286,16 @@ func (n *Node) raftTransport(empty bool) (raft.Transport, raft.Configuration, er
 	if empty {
 		guard = newVoteGuard(header, n.log)
 	}
-	pt := newPeerTransport(trans, stream, header, guard, n.quit, n.cfg.RaftTimeout, n.log)
+	// The transport is made before Raft's network transport starts
+	// accepting: an AppendEntries connection that comes at once is served,
+	// not refused as a member of an older zkraft would refuse it.
+	pt := newPeerTransport(nil, stream, header, guard, n.quit, n.cfg.RaftTimeout, n.log)
 	pt.olderNet, pt.spawn = n.cfg.olderPeerNet, n.goOwned
+	pt.NetworkTransport = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
+		Stream: stream, MaxPool: maxPooledConns, Timeout: peerIOTimeout, Logger: n.raftLogger(),
+	})
+	n.closers = append(n.closers, pt.NetworkTransport)
+	n.stream = stream
 	if !n.goOwned("raft-transport", pt.run) {
 		return nil, raft.Configuration{}, ErrClosed
 	}
