@@ -30,8 +30,8 @@ import (
 
 const (
 	// appendsMagic opens the AppendEntries connections of members built
-	// between 3afd44c and 5cef280, which send at once and want nothing
-	// back: they are served, never dialed.
+	// between 3afd44c and d9b1c4c: they are served, never dialed (see
+	// firstFrame).
 	appendsMagic = 0x7b
 	// appendsTakenMagic opens those of later members, which wait for the
 	// same byte back before they send.
@@ -135,8 +135,8 @@ const (
 // transport, one at a time (no pipeline: Raft falls back to single
 // requests when a pipeline is refused), as those members send theirs, and
 // offered a connection again from time to time (they may have been
-// upgraded). A member that is starting or stopping, or one a test's cut
-// link or a proxy keeps out, refuses too; it is then sent AppendEntries the
+// upgraded). A member that is stopping, or one a test's cut link or a
+// proxy keeps out, refuses too; it is then sent AppendEntries the
 // slower way, as correctly, and offered a connection again a second later
 // (it answered nothing over Raft's transport meanwhile).
 type olderPeers struct {
@@ -214,8 +214,8 @@ func (t *peerTransport) dialAppends(target raft.ServerAddress, capCommit func(ui
 	switch {
 	case errors.Is(err, errNoAppends):
 		if t.older.refused(target) {
-			t.log.Info("member refused a connection for AppendEntries (a member of an older zkraft, or one starting "+
-				"or stopping): sending it AppendEntries over Raft's transport until it takes one", "member", target)
+			t.log.Info("member refused a connection for AppendEntries (a member of an older zkraft, or one "+
+				"stopping): sending it AppendEntries over Raft's transport until it takes one", "member", target)
 		}
 		return nil, err
 	case err != nil:

@@ -3,6 +3,7 @@ package member
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
 	"reflect"
@@ -636,16 +637,20 @@ func TestRaftStream_StopEndsAConnectionWithoutAHeader(t *testing.T) {
 	n := nodes[2]
 	self, _ := n.cfg.Self()
 	stream := n.trans.stream
-	conns := func() int {
-		stream.mu.Lock()
-		defer stream.mu.Unlock()
-		return len(stream.conns)
-	}
-	before := conns()
 	nc, err := net.Dial("tcp", self.RaftAddr)
 	require.NoError(t, err)
 	defer nc.Close()
-	eventually(t, "the connection to be tracked", func() bool { return conns() > before })
+	tracked := func() bool {
+		stream.mu.Lock()
+		defer stream.mu.Unlock()
+		for pc := range stream.conns {
+			if pc.RemoteAddr().String() == nc.LocalAddr().String() {
+				return true
+			}
+		}
+		return false
+	}
+	eventually(t, "the connection to be tracked", tracked)
 	n.Stop()
 	done := make(chan struct{})
 	go func() { n.Wait(); close(done) }()
@@ -654,4 +659,44 @@ func TestRaftStream_StopEndsAConnectionWithoutAHeader(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatalf("Wait still waiting 5 s after Stop: %v", n.Running(map[string]int{}))
 	}
+}
+
+// A connection opened with appendsMagic, as members built between 3afd44c
+// and d9b1c4c open theirs, gets no byte back: one that sends a request at
+// once (3afd44c to 5cef280) is answered; one that waits for a byte first
+// (5cef280 to d9b1c4c) is closed, so that its member turns to Raft's
+// network transport.
+func TestRaftStream_AppendsMagicConnections(t *testing.T) {
+	nodes := startNodes(t, 3, nil)
+	self, _ := nodes[2].cfg.Self()
+	dial := func() net.Conn {
+		nc, err := net.Dial("tcp", self.RaftAddr)
+		require.NoError(t, err)
+		t.Cleanup(func() { nc.Close() })
+		_, err = nc.Write([]byte{appendsMagic, 9})
+		require.NoError(t, err)
+		require.NoError(t, nc.SetReadDeadline(time.Now().Add(10*time.Second)))
+		return nc
+	}
+
+	sender := dial()
+	var w frameWriter
+	frame, err := encodeAppendRequest(&w, &raft.AppendEntriesRequest{RPCHeader: raft.RPCHeader{ID: []byte("9"), Addr: []byte("x")},
+		Term: 1, Leader: []byte("x")})
+	require.NoError(t, err)
+	_, err = sender.Write(frame)
+	require.NoError(t, err)
+	answer, err := readFrame(bufio.NewReader(sender), maxAnswerFrame)
+	require.NoError(t, err, "the request is answered, the answer's frame first")
+	var resp raft.AppendEntriesResponse
+	_, err = decodeAppendResponse(answer, &resp)
+	require.NoError(t, err)
+	assert.False(t, resp.Success, "a request of an old term")
+
+	waiter := dial()
+	start := time.Now()
+	n, err := waiter.Read(make([]byte, 1))
+	assert.Zero(t, n, "no byte is sent back")
+	assert.ErrorIs(t, err, io.EOF, "the connection is closed")
+	assert.GreaterOrEqual(t, time.Since(start), appendsFirstFrame/2)
 }

@@ -22,8 +22,9 @@
 // runs: the P is not free for another goroutine during the copy, which on
 // a non-blocking socket is all the call does. The net package's poller
 // still does all waiting (RawConn's Read and Write), so deadlines and
-// closing work as they do for net.Conn. Under the race detector, the bytes
-// a call reads or writes are reported as the net package reports them.
+// closing work as they do for net.Conn. Built with the race detector, the
+// calls go through package syscall instead (race.go), which tells the
+// detector of the bytes they read and write as the net package's do.
 package sockio
 
 import (
@@ -32,7 +33,6 @@ import (
 	"os"
 	"sync"
 	"syscall"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -45,33 +45,6 @@ func Read(fd uintptr, p []byte) (int, error) { return rawIO(unix.SYS_READ, fd, p
 // Write writes to the socket fd once, without waiting: it returns how much
 // the socket took, or unix.EAGAIN when it took nothing.
 func Write(fd uintptr, p []byte) (int, error) { return rawIO(unix.SYS_WRITE, fd, p) }
-
-// rawIO makes the read or write system call trap on fd with p, again if a
-// signal interrupted it. The race detector is told of the bytes the call
-// reads or writes, as the net package tells it.
-func rawIO(trap, fd uintptr, p []byte) (int, error) {
-	if len(p) == 0 {
-		return 0, nil
-	}
-	if trap == unix.SYS_WRITE {
-		raceBeforeWrite()
-	}
-	for {
-		n, _, errno := unix.RawSyscall(trap, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
-		switch errno {
-		case 0:
-			if trap == unix.SYS_WRITE {
-				raceAfterWrite(p[:n])
-			} else {
-				raceAfterRead(p[:n])
-			}
-			return int(n), nil
-		case unix.EINTR:
-			continue
-		}
-		return 0, errno
-	}
-}
 
 // Conn is a net.Conn whose Read and Write use Read and Write, waiting on
 // the net package's poller when the socket has nothing to read or no room.
