@@ -31,7 +31,7 @@ import (
 const (
 	// appendsMagic opens the AppendEntries connections of members built
 	// between 3afd44c and d9b1c4c: they are served, never dialed (see
-	// firstFrame).
+	// raftStream.route).
 	appendsMagic = 0x7b
 	// appendsTakenMagic opens those of later members, which wait for the
 	// same byte back before they send.
@@ -434,7 +434,7 @@ func (t *peerTransport) serveAppends(c net.Conn) {
 	w := bufio.NewWriterSize(c, 16<<10)
 	var enc frameWriter
 	var next *raft.AppendEntriesRequest // read, and not merged into the one before
-	for {
+	for first := true; ; first = false {
 		req := next
 		next = nil
 		if req == nil {
@@ -442,6 +442,9 @@ func (t *peerTransport) serveAppends(c net.Conn) {
 			if req, err = t.readAppend(c, r); err != nil {
 				return
 			}
+		}
+		if first { // the first request may have had a deadline (see raftStream.route)
+			c.SetReadDeadline(time.Time{})
 		}
 		merged := 1
 		// Only a request with entries has entries a next one may follow
@@ -457,23 +460,16 @@ func (t *peerTransport) serveAppends(c net.Conn) {
 			}
 			merged++
 		}
-		if commit := t.commitBefore(req); commit != nil {
-			select {
-			case t.appendsIn <- raft.RPC{Command: commit, RespChan: make(chan raft.RPCResponse, 1)}:
-			case <-t.quit:
-				return
-			}
+		if commit := t.commitBefore(req); commit != nil &&
+			!t.toRaft(raft.RPC{Command: commit, RespChan: make(chan raft.RPCResponse, 1)}) {
+			return
 		}
 		respCh := make(chan raft.RPCResponse, 1)
 		rpc := raft.RPC{Command: req, RespChan: respCh}
 		if hb := t.heartbeat.Load(); hb != nil && isHeartbeat(req) {
 			(*hb)(rpc)
-		} else {
-			select {
-			case t.appendsIn <- rpc:
-			case <-t.quit:
-				return
-			}
+		} else if !t.toRaft(rpc) {
+			return
 		}
 		var answer raft.RPCResponse
 		select {
@@ -500,6 +496,17 @@ func (t *peerTransport) serveAppends(c net.Conn) {
 				return
 			}
 		}
+	}
+}
+
+// toRaft hands rpc to Raft (see run), and reports false if the node
+// stopped first.
+func (t *peerTransport) toRaft(rpc raft.RPC) bool {
+	select {
+	case t.appendsIn <- rpc:
+		return true
+	case <-t.quit:
+		return false
 	}
 }
 

@@ -317,8 +317,9 @@ func (c *bufferedConn) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (c *bufferedConn) Close() error         { return nil }
-func (c *bufferedConn) RemoteAddr() net.Addr { return tcpAddr("peer") }
+func (c *bufferedConn) Close() error                    { return nil }
+func (c *bufferedConn) RemoteAddr() net.Addr            { return tcpAddr("peer") }
+func (c *bufferedConn) SetReadDeadline(time.Time) error { return nil }
 
 // Requests already waiting that carry the entries following one's go to
 // Raft with it, as one; each is answered, in order. One that does not

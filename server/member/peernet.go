@@ -177,8 +177,8 @@ type raftStream struct {
 	// connections as a zkraft before them did (see olderPeers).
 	older bool
 	// serveAppends serves a connection of AppendEntries; it is set before
-	// Raft's network transport accepts (see raftTransport).
-	serveAppends atomic.Pointer[func(net.Conn)]
+	// Raft's network transport starts accepting (see raftTransport).
+	serveAppends func(net.Conn)
 
 	acceptOnce sync.Once
 	accepted   chan net.Conn // connections for Raft's network transport
@@ -253,12 +253,10 @@ func (s *raftStream) route(pc *peerConn) {
 		return
 	}
 	if pc.magic == appendsMagic || pc.magic == appendsTakenMagic {
-		serve := s.serveAppends.Load()
-		if serve == nil || s.older {
+		if s.older {
 			pc.Close()
 			return
 		}
-		var c net.Conn = pc
 		if pc.magic == appendsTakenMagic {
 			// The member that dialed waits for this byte before it sends:
 			// one of an older zkraft closes the connection instead
@@ -269,10 +267,16 @@ func (s *raftStream) route(pc *peerConn) {
 				return
 			}
 			pc.SetWriteDeadline(time.Time{})
-		} else if c = firstFrame(pc); c == nil {
-			return
+		} else {
+			// Members built between 3afd44c and 5cef280 send at once (a
+			// request, or a pipeline's first within Raft's CommitTimeout);
+			// those built between 5cef280 and d9b1c4c wait for a byte back
+			// first. serveAppends closes a connection whose first request
+			// has not come by this deadline, which makes the latter send
+			// over Raft's network transport, as to an older zkraft.
+			pc.SetReadDeadline(time.Now().Add(appendsFirstFrame))
 		}
-		(*serve)(c)
+		s.serveAppends(pc)
 		return
 	}
 	select {
@@ -285,41 +289,6 @@ func (s *raftStream) route(pc *peerConn) {
 // appendsFirstFrame is how long a connection opened with appendsMagic may
 // wait for its first request.
 const appendsFirstFrame = 2 * time.Second
-
-// firstFrame waits for the first bytes of a connection opened with
-// appendsMagic, and returns it with them put back, or nil, having closed
-// it, if none come within appendsFirstFrame. Two kinds of member dial so:
-// those built between 3afd44c and 5cef280, which send at once (a request,
-// or a pipeline's first within Raft's CommitTimeout), and those built
-// between 5cef280 and d9b1c4c, which wait for this byte back first; closing
-// makes the latter send over Raft's network transport instead (their
-// olderPeers), as they do to a member of an older zkraft.
-func firstFrame(pc *peerConn) net.Conn {
-	pc.SetReadDeadline(time.Now().Add(appendsFirstFrame))
-	var b [1]byte
-	if _, err := io.ReadFull(pc, b[:]); err != nil {
-		pc.Close()
-		return nil
-	}
-	pc.SetReadDeadline(time.Time{})
-	return &primedConn{Conn: pc, first: b[0], primed: true}
-}
-
-// primedConn is a connection whose first byte was read already: its first
-// Read returns it.
-type primedConn struct {
-	net.Conn
-	first  byte
-	primed bool
-}
-
-func (c *primedConn) Read(p []byte) (int, error) {
-	if c.primed && len(p) > 0 {
-		p[0], c.primed = c.first, false
-		return 1, nil
-	}
-	return c.Conn.Read(p)
-}
 
 func (s *raftStream) isClosed() bool {
 	s.mu.Lock()

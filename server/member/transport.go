@@ -100,8 +100,7 @@ func newPeerTransport(t *raft.NetworkTransport, stream *raftStream, header raft.
 		quit: quit, log: log, timeout: timeout, stored: make(chan struct{}, 1), local: make(chan raft.RPC, 1),
 		appendsIn: make(chan raft.RPC)}
 	if stream != nil {
-		serve := pt.serveAppends
-		stream.serveAppends.Store(&serve)
+		stream.serveAppends = pt.serveAppends
 	}
 	return pt
 }
@@ -117,9 +116,7 @@ func (t *peerTransport) Consumer() <-chan raft.RPC { return t.out }
 func (t *peerTransport) SetHeartbeatHandler(cb func(raft.RPC)) {
 	if cb == nil {
 		t.heartbeat.Store(nil)
-		if t.NetworkTransport != nil {
-			t.NetworkTransport.SetHeartbeatHandler(nil)
-		}
+		t.NetworkTransport.SetHeartbeatHandler(nil)
 		return
 	}
 	hb := func(rpc raft.RPC) {
@@ -130,9 +127,7 @@ func (t *peerTransport) SetHeartbeatHandler(cb func(raft.RPC)) {
 		cb(rpc)
 	}
 	t.heartbeat.Store(&hb)
-	if t.NetworkTransport != nil {
-		t.NetworkTransport.SetHeartbeatHandler(hb)
-	}
+	t.NetworkTransport.SetHeartbeatHandler(hb)
 }
 
 // noteLeaderCommit raises leaderCommit to an AppendEntries' commit index.

@@ -46,6 +46,24 @@ func Read(fd uintptr, p []byte) (int, error) { return rawIO(unix.SYS_READ, fd, p
 // the socket took, or unix.EAGAIN when it took nothing.
 func Write(fd uintptr, p []byte) (int, error) { return rawIO(unix.SYS_WRITE, fd, p) }
 
+// rawIO makes the read or write system call trap on fd with p (sysIO),
+// again if a signal interrupted it.
+func rawIO(trap, fd uintptr, p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	for {
+		n, err := sysIO(trap, fd, p)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return 0, err
+		}
+		return n, nil
+	}
+}
+
 // Conn is a net.Conn whose Read and Write use Read and Write, waiting on
 // the net package's poller when the socket has nothing to read or no room.
 // Its calls allocate nothing: the functions RawConn calls back are made

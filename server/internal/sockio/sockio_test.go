@@ -127,12 +127,11 @@ func TestConn_CloseEndsAWaitingWrite(t *testing.T) {
 	// Wait until the write has filled what the kernel holds for the socket.
 	raw, err := c.SyscallConn()
 	require.NoError(t, err)
-	deadline := time.Now().Add(10 * time.Second)
-	for queued := 0; queued < 64<<10; {
-		require.True(t, time.Now().Before(deadline), "the write never filled the socket")
+	require.Eventually(t, func() bool {
+		queued := 0
 		require.NoError(t, raw.Control(func(fd uintptr) { queued, _ = unix.IoctlGetInt(int(fd), unix.SIOCOUTQ) }))
-		time.Sleep(time.Millisecond)
-	}
+		return queued >= 64<<10
+	}, 10*time.Second, time.Millisecond, "the write never filled the socket")
 	require.NoError(t, c.Close())
 	select {
 	case err := <-done:
