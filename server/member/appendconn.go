@@ -424,15 +424,23 @@ func (f *appendFuture) Response() *raft.AppendEntriesResponse { return f.resp }
 // transport (see run), heartbeats straight to the heartbeat handler as
 // that transport does. Requests of a pipeline that are already waiting
 // when one is read, and that carry the entries following its own, go to
-// Raft with it as one (see mergeAppends): a durable member then writes
-// them with one fsync, where it wrote each alone. Answers go out once no
-// further request is waiting whole, so that a pipeline's answers share
-// writes.
+// Raft with it as one (see mergeAppends). Answers are sent by
+// answerAppends, which holds each that says entries were stored until
+// they are on disk (see heldAnswer): meanwhile the next requests go to
+// Raft, and a durable member writes what they carry with the entries
+// before, in one fsync, where it wrote each request's alone.
 func (t *peerTransport) serveAppends(c net.Conn) {
 	defer c.Close()
+	answers := make(chan heldAnswer, maxAppendsInFlight)
+	sent := make(chan struct{})
+	if !t.spawn("raft-append-serve-answers", func() { t.answerAppends(c, answers, sent) }) {
+		return
+	}
+	defer func() {
+		close(answers)
+		<-sent // every answer Raft gave is sent (or the connection failed)
+	}()
 	r := bufio.NewReaderSize(c, 256<<10)
-	w := bufio.NewWriterSize(c, 16<<10)
-	var enc frameWriter
 	var next *raft.AppendEntriesRequest // read, and not merged into the one before
 	for first := true; ; first = false {
 		req := next
@@ -460,9 +468,9 @@ func (t *peerTransport) serveAppends(c net.Conn) {
 			}
 			merged++
 		}
-		if commit := t.commitBefore(req); commit != nil &&
-			!t.toRaft(raft.RPC{Command: commit, RespChan: make(chan raft.RPCResponse, 1)}) {
-			return
+		a := heldAnswer{merged: merged}
+		if t.hold != nil && len(req.Entries) > 0 {
+			a.upTo, a.epoch = req.Entries[len(req.Entries)-1].Index, t.hold.writeEpoch()
 		}
 		respCh := make(chan raft.RPCResponse, 1)
 		rpc := raft.RPC{Command: req, RespChan: respCh}
@@ -471,28 +479,69 @@ func (t *peerTransport) serveAppends(c net.Conn) {
 		} else if !t.toRaft(rpc) {
 			return
 		}
-		var answer raft.RPCResponse
 		select {
-		case answer = <-respCh:
+		case a.RPCResponse = <-respCh:
 		case <-t.quit:
 			return
 		}
-		resp, _ := answer.Response.(*raft.AppendEntriesResponse)
+		select {
+		case answers <- a:
+		case <-sent: // the connection failed
+			return
+		}
+	}
+}
+
+// heldAnswer is Raft's answer to a request read by serveAppends (merged
+// requests' worth of it) as answerAppends sends it. A durable member's
+// Raft stores a request's entries without waiting for its disk (overlapLog
+// held): an answer that says they were stored is held until they are
+// (upTo), and says otherwise if entries were deleted from the log's end
+// meanwhile (epoch).
+type heldAnswer struct {
+	raft.RPCResponse
+	merged      int
+	upTo, epoch uint64
+}
+
+// answerAppends sends the answers serveAppends queues, in order, until it
+// closes the queue; then it closes sent. It closes c if an answer cannot
+// be given (a write failed), so the member sending learns of it.
+func (t *peerTransport) answerAppends(c net.Conn, answers <-chan heldAnswer, sent chan<- struct{}) {
+	defer close(sent)
+	w := bufio.NewWriterSize(c, 16<<10)
+	var enc frameWriter
+	for a := range answers {
+		resp, _ := a.Response.(*raft.AppendEntriesResponse)
 		if resp == nil {
 			resp = &raft.AppendEntriesResponse{}
 		}
+		if a.upTo > 0 && resp.Success && a.Error == nil {
+			written, err := t.hold.waitWritten(a.upTo, a.epoch, t.quit)
+			if err != nil {
+				c.Close()
+				return
+			}
+			if !written {
+				failed := *resp
+				failed.Success = false
+				resp = &failed
+			}
+		}
 		var msg string
-		if answer.Error != nil {
-			msg = answer.Error.Error()
+		if a.Error != nil {
+			msg = a.Error.Error()
 		}
 		frame := encodeAppendResponse(&enc, msg, resp)
-		for range merged { // one answer for each request
+		for range a.merged { // one answer for each request
 			if _, err := w.Write(frame); err != nil {
+				c.Close()
 				return
 			}
 		}
-		if next == nil && !framed(r) { // a partial frame may take a while yet
+		if len(answers) == 0 {
 			if err := w.Flush(); err != nil {
+				c.Close()
 				return
 			}
 		}
@@ -508,32 +557,6 @@ func (t *peerTransport) toRaft(rpc raft.RPC) bool {
 	case <-t.quit:
 		return false
 	}
-}
-
-// commitBefore returns, for a durable member, the request to hand Raft
-// before req so that the entries req says are committed are applied
-// before req's own entries are written: the same AppendEntries without
-// entries, its commit index no higher than req's previous entry (which
-// this member holds if req is to succeed). Raft handles the two as it
-// would req alone, but writes req's entries (an fsync) only after it
-// applied what was committed; with req alone a member's clients waited
-// for that write to see writes a majority had already made. A ZooKeeper
-// follower, likewise, commits while it logs later proposals. It returns
-// nil when req commits nothing this member was not handed already.
-func (t *peerTransport) commitBefore(req *raft.AppendEntriesRequest) *raft.AppendEntriesRequest {
-	if !t.commitFirst.Load() || len(req.Entries) == 0 {
-		return nil
-	}
-	commit := min(req.LeaderCommitIndex, req.PrevLogEntry)
-	if commit <= t.committedFirst.Load() || !t.has(req.PrevLogEntry) {
-		return nil
-	}
-	if r := t.raft.Load(); r != nil && commit <= r.CommitIndex() { // a commit notice came first
-		return nil
-	}
-	raiseTo(&t.committedFirst, commit)
-	return &raft.AppendEntriesRequest{RPCHeader: req.RPCHeader, Term: req.Term, Leader: req.Leader,
-		PrevLogEntry: req.PrevLogEntry, PrevLogTerm: req.PrevLogTerm, LeaderCommitIndex: commit}
 }
 
 // maxMergedEntries bounds the entries requests are merged up to.

@@ -8,7 +8,6 @@ import (
 	"net"
 	"reflect"
 	"runtime"
-	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -574,61 +573,89 @@ func TestOlderPeers_RecheckBacksOff(t *testing.T) {
 	assert.Equal(t, 2*time.Second, o.members[m].wait)
 }
 
-// A durable member hands Raft what a request says is committed before the
-// request's entries (which Raft writes with an fsync): the same request
-// without entries, its commit index no higher than its previous entry. Only
-// when that commits more than was handed so already, and the previous entry
-// is stored here; an in-memory member hands the request alone.
-func TestServeAppends_DurableMemberCommitsBeforeWriting(t *testing.T) {
-	hdr := raft.RPCHeader{ID: []byte("1"), Addr: []byte("a")}
-	req := func(term, prev, commit uint64) *raft.AppendEntriesRequest {
-		return &raft.AppendEntriesRequest{RPCHeader: hdr, Term: term, Leader: []byte("a"), PrevLogEntry: prev,
-			PrevLogTerm: 1, Entries: []*raft.Log{{Index: prev + 1, Term: term}}, LeaderCommitIndex: commit}
-	}
-	// Each in a term of its own: none is merged into the one before.
-	sent := []*raft.AppendEntriesRequest{
-		req(1, 5, 4),  // commits 4 first
-		req(2, 5, 4),  // nothing more
-		req(3, 20, 9), // its previous entry is not stored here
-		req(4, 5, 9),  // commits 5 first (no further than its previous entry)
-	}
-	for _, durable := range []bool{true, false} {
-		quit := make(chan struct{})
-		pt := newPeerTransport(nil, nil, raft.RPCHeader{}, nil, quit, time.Second, quietLogger())
-		pt.commitFirst.Store(durable)
-		pt.storedUpTo(5, 5)
-		var in []byte
-		var w frameWriter
-		for _, r := range sent {
-			frame, err := encodeAppendRequest(&w, r)
-			require.NoError(t, err)
-			in = append(in, frame...)
-		}
-		conn := &bufferedConn{in: in, out: make(chan []byte, 16), closed: make(chan struct{})}
-		go pt.serveAppends(conn)
+// A durable member's Raft stores a request's entries without waiting for
+// the disk and takes the next request meanwhile; the answer that says the
+// entries were stored goes out only once they are on disk, and says they
+// were not if the log's end was deleted since the request came (a new
+// leader replacing entries). Answers keep their order.
+func TestServeAppends_AnswersWaitForTheDisk(t *testing.T) {
+	store := newHeldStore()
+	require.NoError(t, store.StoreLogs(entries(1, 2)))
+	log, err := newOverlapLog(store, func() bool { return false }, true)
+	require.NoError(t, err)
+	t.Cleanup(func() { log.Close() })
+	quit := make(chan struct{})
+	t.Cleanup(func() { close(quit) })
+	pt := newPeerTransport(nil, nil, raft.RPCHeader{}, nil, quit, time.Second, quietLogger())
+	pt.hold = log
 
-		var got []string
-		for answered := 0; answered < len(sent); {
-			rpc := nextToRaft(t, pt)
-			r := rpc.Command.(*raft.AppendEntriesRequest)
-			got = append(got, fmt.Sprintf("term %d prev %d/%d entries %d commit %d", r.Term, r.PrevLogEntry, r.PrevLogTerm,
-				len(r.Entries), r.LeaderCommitIndex))
-			assert.Equal(t, "a", string(r.Leader), "not a commit notice, which Raft's own check would not let past")
-			if len(r.Entries) > 0 {
-				rpc.Respond(&raft.AppendEntriesResponse{Term: r.Term, Success: true}, nil)
-				answered++
-			}
-		}
-		want := []string{"term 1 prev 5/1 entries 1 commit 4", "term 2 prev 5/1 entries 1 commit 4",
-			"term 3 prev 20/1 entries 1 commit 9", "term 4 prev 5/1 entries 1 commit 9"}
-		if durable {
-			want = slices.Insert(want, 3, "term 4 prev 5/1 entries 0 commit 5")
-			want = slices.Insert(want, 0, "term 1 prev 5/1 entries 0 commit 4")
-		}
-		assert.Equal(t, want, got, "durable %v", durable)
-		close(conn.closed)
-		close(quit)
+	hdr := raft.RPCHeader{ID: []byte("1"), Addr: []byte("a")}
+	var in []byte
+	var w frameWriter
+	for term, prev := range map[uint64]uint64{1: 2, 2: 3, 3: 4} { // one entry each, none merged (terms differ)
+		frame, err := encodeAppendRequest(&w, &raft.AppendEntriesRequest{RPCHeader: hdr, Term: term, Leader: []byte("a"),
+			PrevLogEntry: prev, PrevLogTerm: 1, Entries: []*raft.Log{{Index: prev + 1, Term: term}}, LeaderCommitIndex: 2})
+		require.NoError(t, err)
+		in = append(in, frame...)
 	}
+	conn := &bufferedConn{in: in, out: make(chan []byte, 16), closed: make(chan struct{})}
+	t.Cleanup(func() { close(conn.closed) })
+	go pt.serveAppends(conn)
+	answers := bufio.NewReader(&chanReader{ch: conn.out})
+	answer := func() raft.AppendEntriesResponse {
+		t.Helper()
+		frame, err := readFrame(answers, maxAnswerFrame)
+		require.NoError(t, err)
+		var resp raft.AppendEntriesResponse
+		_, err = decodeAppendResponse(frame, &resp)
+		require.NoError(t, err)
+		return resp
+	}
+	// raftTakes does what Raft does with the next request: stores its
+	// entries and says it succeeded.
+	raftTakes := func() *raft.AppendEntriesRequest {
+		t.Helper()
+		rpc := nextToRaft(t, pt)
+		req := rpc.Command.(*raft.AppendEntriesRequest)
+		for _, e := range req.Entries {
+			e.Type = raft.LogCommand
+		}
+		require.NoError(t, log.StoreLogs(req.Entries), "Raft's append does not wait for the disk")
+		rpc.Respond(&raft.AppendEntriesResponse{Term: req.Term, LastLog: req.Entries[len(req.Entries)-1].Index, Success: true}, nil)
+		return req
+	}
+
+	store.hold()
+	t.Cleanup(store.release)
+	first := raftTakes()
+	require.EqualValues(t, 3, first.Entries[0].Index)
+	store.awaitWriter(t)
+	second := raftTakes() // taken while the first request's entries wait for the disk
+	require.EqualValues(t, 4, second.Entries[0].Index)
+	select {
+	case b := <-conn.out:
+		t.Fatalf("answered before the disk had the entries: %x", b)
+	case <-time.After(50 * time.Millisecond):
+	}
+	store.release()
+	for i, want := range []uint64{3, 4} {
+		resp := answer()
+		assert.True(t, resp.Success, "answer %d", i)
+		assert.Equal(t, want, resp.LastLog, "answer %d", i)
+	}
+	assert.Equal(t, [][]uint64{{1, 2}, {3}, {4}}, store.made())
+
+	// The third request reaches Raft (its answer's epoch is taken); a new
+	// leader's entries replace the log's end before Raft stores it.
+	rpc := nextToRaft(t, pt)
+	require.NoError(t, log.DeleteRange(4, 4))
+	req := rpc.Command.(*raft.AppendEntriesRequest)
+	req.Entries[0].Type = raft.LogCommand
+	require.NoError(t, log.StoreLogs(req.Entries))
+	rpc.Respond(&raft.AppendEntriesResponse{Term: req.Term, LastLog: 5, Success: true}, nil)
+	resp := answer()
+	assert.False(t, resp.Success, "an answer must not vouch for entries the log's end lost meanwhile")
+	assert.EqualValues(t, 3, resp.Term)
 }
 
 // A connection to the Raft port that never sends its header does not hold

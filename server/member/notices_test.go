@@ -208,3 +208,53 @@ func TestCommitNotices_LinksFollowTheMembers(t *testing.T) {
 	assert.Len(t, linked(), 2)
 	eventually(t, "the old address's keeper to end", func() bool { return keepers() == 2 })
 }
+
+// AppendEntries that come over Raft's network transport (from a member of
+// an older zkraft) are answered as serveAppends answers its own: a durable
+// member's answer that says entries were stored waits until they are on
+// its disk. One with no entries (a heartbeat, a commit notice) does not.
+func TestPeerTransport_AnswersOverRaftsTransportWaitForTheDisk(t *testing.T) {
+	store := newHeldStore()
+	log, err := newOverlapLog(store, func() bool { return false }, true)
+	require.NoError(t, err)
+	t.Cleanup(func() { log.Close() })
+	quit := make(chan struct{})
+	defer close(quit)
+	pt := newPeerTransport(nil, nil, raft.RPCHeader{}, nil, quit, time.Second, quietLogger())
+	pt.hold = log
+	in := make(chan raft.RPC)
+	go pt.runFrom(in)
+
+	store.hold()
+	t.Cleanup(store.release)
+	answer := make(chan raft.RPCResponse, 1)
+	in <- raft.RPC{Command: &raft.AppendEntriesRequest{Term: 1, Leader: []byte("a"), Entries: entries(1, 2)}, RespChan: answer}
+	rpc := <-pt.Consumer()
+	require.NoError(t, log.StoreLogs(rpc.Command.(*raft.AppendEntriesRequest).Entries))
+	rpc.Respond(&raft.AppendEntriesResponse{Term: 1, LastLog: 2, Success: true}, nil)
+
+	empty := make(chan raft.RPCResponse, 1)
+	in <- raft.RPC{Command: &raft.AppendEntriesRequest{Term: 1, Leader: []byte("a"), PrevLogEntry: 2, PrevLogTerm: 1}, RespChan: empty}
+	rpc = <-pt.Consumer()
+	rpc.Respond(&raft.AppendEntriesResponse{Term: 1, LastLog: 2, Success: true}, nil)
+	select {
+	case <-empty:
+	case <-time.After(10 * time.Second):
+		t.Fatal("an AppendEntries without entries was held")
+	}
+
+	store.awaitWriter(t)
+	select {
+	case a := <-answer:
+		t.Fatalf("answered before the disk had the entries: %+v", a)
+	case <-time.After(50 * time.Millisecond):
+	}
+	store.release()
+	select {
+	case a := <-answer:
+		require.NoError(t, a.Error)
+		assert.True(t, a.Response.(*raft.AppendEntriesResponse).Success)
+	case <-time.After(10 * time.Second):
+		t.Fatal("no answer once the entries were on disk")
+	}
+}

@@ -22,22 +22,32 @@ import (
 // acknowledged before a majority has it on disk, what Raft calls committed
 // goes no further until the leader's own write is done too:
 //   - the leader's state machine waits for it (waitDurable, before each
-//     batch is applied and its commit notices go out), and
+//     batch is applied and its commit notices go out; a member applies
+//     without waiting what a leader said is committed), and
 //   - the commit index the leader sends its followers is capped at it
 //     (capCommit, in every AppendEntries).
 //
-// A member that does not lead writes synchronously, through the same
-// writer and in the same order: its answer to AppendEntries says the
-// entries are on its disk. An entry a leader lost in a crash before its
-// write was done had been applied nowhere, so a later leader may replace
-// it, as with any entry not committed.
+// A member that follows writes the same way when its transport holds its
+// answers (held): Raft takes the next AppendEntries while the writer
+// writes the entries before, and the transport sends each answer that
+// says a request succeeded only once the request's entries are on disk
+// (waitWritten), so an answer still says the entries are on its disk.
+// Otherwise a member that does not lead writes synchronously, through the
+// same writer and in the same order. An entry a member lost in a crash
+// before its write was done had been acknowledged by no one, so a later
+// leader may replace it, as with any entry not committed.
 type overlapLog struct {
 	store   raft.LogStore // the durable store; only the writer writes to it
 	leading func() bool   // whether Raft's calls come from its leader loop
+	held    bool          // a follower's answers wait for its writes (see waitWritten)
 
 	mu      sync.Mutex
-	pending []*raft.Log   // consecutive entries accepted and not yet on disk
-	durable uint64        // the last entry on disk: all those before it are too
+	pending []*raft.Log // consecutive entries accepted and not yet on disk
+	durable uint64      // the last entry on disk: all those before it are too
+	// epoch counts the deletions that reached the log's newest entries
+	// (a new leader replacing entries, a snapshot installed): an answer
+	// waiting for entries written before one must not say they are here.
+	epoch   uint64
 	err     error         // a write failed: every later call fails with it
 	changed chan struct{} // closed (and replaced) when durable or err changes
 	closed  bool
@@ -48,12 +58,15 @@ type overlapLog struct {
 // errLogClosed is what a call after close gets.
 var errLogClosed = errors.New("raft log closed")
 
-func newOverlapLog(store raft.LogStore, leading func() bool) (*overlapLog, error) {
+// newOverlapLog returns the log over store, started; held says whether
+// the member's transport holds its answers to AppendEntries until their
+// entries are written (waitWritten).
+func newOverlapLog(store raft.LogStore, leading func() bool, held bool) (*overlapLog, error) {
 	last, err := store.LastIndex()
 	if err != nil {
 		return nil, err
 	}
-	l := &overlapLog{store: store, leading: leading, durable: last,
+	l := &overlapLog{store: store, leading: leading, held: held, durable: last,
 		changed: make(chan struct{}), wake: make(chan struct{}, 1), done: make(chan struct{})}
 	go l.write()
 	return l, nil
@@ -112,6 +125,39 @@ func (l *overlapLog) waitDurable(index uint64, stop <-chan struct{}) bool {
 	return false
 }
 
+// writeEpoch returns the current epoch, to hand waitWritten: taken before
+// Raft handles an AppendEntries, so that a deletion after it is seen.
+func (l *overlapLog) writeEpoch() uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.epoch
+}
+
+// waitWritten waits until every entry up to index is on disk and reports
+// true, or reports false as soon as entries were deleted from the log's
+// end since epoch was taken (the entries an answer would vouch for may be
+// gone) or the member stops. It returns the error a write failed with.
+func (l *overlapLog) waitWritten(index, epoch uint64, stop <-chan struct{}) (bool, error) {
+	for {
+		l.mu.Lock()
+		written, gone, err, ch := l.durable >= index, l.epoch != epoch, l.err, l.changed
+		l.mu.Unlock()
+		switch {
+		case gone:
+			return false, nil
+		case written:
+			return true, nil
+		case err != nil:
+			return false, err
+		}
+		select {
+		case <-ch:
+		case <-stop:
+			return false, ErrClosed
+		}
+	}
+}
+
 // failed returns the error a write failed with, if one did.
 func (l *overlapLog) failed() error {
 	l.mu.Lock()
@@ -138,7 +184,7 @@ func (l *overlapLog) StoreLogs(logs []*raft.Log) error {
 	if len(logs) == 0 {
 		return nil
 	}
-	wait := !l.leading() || slices.ContainsFunc(logs, func(e *raft.Log) bool {
+	wait := (!l.held && !l.leading()) || slices.ContainsFunc(logs, func(e *raft.Log) bool {
 		return e.Type == raft.LogNoop || e.Type == raft.LogConfiguration
 	})
 	l.mu.Lock()
@@ -268,6 +314,10 @@ func (l *overlapLog) DeleteRange(lo, hi uint64) error {
 		return err
 	}
 	l.mu.Lock()
+	if waiting || hi >= l.durable {
+		l.epoch++
+		l.signalLocked()
+	}
 	if lo <= l.durable && l.durable <= hi {
 		l.durable = lo - 1
 	}

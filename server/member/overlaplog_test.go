@@ -103,7 +103,7 @@ func newLeaderLog(t *testing.T) (*heldStore, *atomic.Bool, *overlapLog) {
 	store := newHeldStore()
 	leading := new(atomic.Bool)
 	leading.Store(true)
-	l, err := newOverlapLog(store, leading.Load)
+	l, err := newOverlapLog(store, leading.Load, false)
 	require.NoError(t, err)
 	t.Cleanup(func() { l.Close() })
 	return store, leading, l
@@ -175,6 +175,69 @@ func TestOverlapLog_AFollowerWaitsForItsDisk(t *testing.T) {
 	last, err := store.LastIndex()
 	require.NoError(t, err)
 	assert.EqualValues(t, 4, last, "on disk when the append returns")
+}
+
+// A follower whose transport holds its answers (held) does not wait for
+// its disk either: waitWritten tells when the entries are there, reports
+// false once the log's end was deleted since its epoch was taken, and the
+// error a write failed with. An entry that changes the cluster is still
+// written before the append returns.
+func TestOverlapLog_AFollowerWhoseAnswersAreHeldDoesNotWait(t *testing.T) {
+	store := newHeldStore()
+	l, err := newOverlapLog(store, func() bool { return false }, true)
+	require.NoError(t, err)
+	t.Cleanup(func() { l.Close() })
+	quit := make(chan struct{})
+	defer close(quit)
+
+	store.hold()
+	epoch := l.writeEpoch()
+	require.NoError(t, l.StoreLogs(entries(1, 2)), "returns while the store is held")
+	store.awaitWriter(t)
+	written := make(chan bool)
+	go func() {
+		ok, err := l.waitWritten(2, epoch, quit)
+		assert.NoError(t, err)
+		written <- ok
+	}()
+	select {
+	case <-written:
+		t.Fatal("waitWritten returned before the disk had the entries")
+	case <-time.After(20 * time.Millisecond):
+	}
+	store.release()
+	assert.True(t, <-written)
+
+	// A configuration entry: written before the append returns.
+	store.hold()
+	conf := &raft.Log{Index: 3, Term: 1, Type: raft.LogConfiguration}
+	stored := make(chan error)
+	go func() { stored <- l.StoreLogs([]*raft.Log{conf}) }()
+	store.awaitWriter(t)
+	requireWaiting(t, stored, "a configuration entry's append")
+	store.release()
+	require.NoError(t, <-stored)
+
+	// The log's end replaced after the epoch was taken.
+	epoch = l.writeEpoch()
+	require.NoError(t, l.StoreLogs(entries(4, 4)))
+	require.NoError(t, l.DeleteRange(4, 4))
+	ok, err := l.waitWritten(4, epoch, quit)
+	require.NoError(t, err)
+	assert.False(t, ok, "the entry is gone")
+	ok, err = l.waitWritten(3, l.writeEpoch(), quit)
+	require.NoError(t, err)
+	assert.True(t, ok)
+
+	// A failed write.
+	failure := errors.New("disk on fire")
+	store.mu.Lock()
+	store.fail = failure
+	store.mu.Unlock()
+	epoch = l.writeEpoch()
+	require.NoError(t, l.StoreLogs(entries(4, 4)), "queued: the write fails later")
+	_, err = l.waitWritten(4, epoch, quit)
+	assert.ErrorIs(t, err, failure)
 }
 
 // A new leader replacing the tail of a former leader's log: the entries
@@ -298,11 +361,10 @@ func TestNotifyingFSM_NoSnapshotAfterTheLogFailed(t *testing.T) {
 	assert.ErrorIs(t, err, failure)
 }
 
-// In a durable cluster the leader sends entries on while its own disk
-// still holds them up, and what Raft commits meanwhile is applied nowhere,
-// and no member hears of it as committed, until the leader's disk has it:
-// then a majority has it on disk.
-func TestOverlapLog_ACommitWaitsForTheLeadersDisk(t *testing.T) {
+// startHeldNodes starts three durable members whose log stores can be
+// held (stores[i] is member i+1's).
+func startHeldNodes(t *testing.T) ([]*Node, []*heldStore) {
+	t.Helper()
 	stores := make([]*heldStore, 3)
 	nodes := startNodes(t, 3, func(c *Config) {
 		c.DataDir = t.TempDir()
@@ -314,6 +376,15 @@ func TestOverlapLog_ACommitWaitsForTheLeadersDisk(t *testing.T) {
 			return hs
 		}
 	})
+	return nodes, stores
+}
+
+// In a durable cluster the leader sends entries on while its own disk
+// still holds them up, and what Raft commits meanwhile is applied nowhere,
+// and no member hears of it as committed, until the leader's disk has it:
+// then a majority has it on disk.
+func TestOverlapLog_ACommitWaitsForTheLeadersDisk(t *testing.T) {
+	nodes, stores := startHeldNodes(t)
 	leader := leaderOf(nodes)
 	propose := func(session int64) {
 		cmd := &raftfsm.Command{Type: raftfsm.TypeCreateSession, Session: session, Timeout: 30000,
@@ -365,4 +436,58 @@ func TestOverlapLog_ACommitWaitsForTheLeadersDisk(t *testing.T) {
 			return ok
 		})
 	}
+}
+
+// A durable follower applies what the leader says is committed while its
+// own disk still holds the entries up, and its answer, which says the
+// entries are on its disk, waits for that disk: with the other follower
+// stopped, nothing more commits until the slow disk has written.
+func TestOverlapLog_AFollowerAppliesWhileItWritesAndAnswersOnceWritten(t *testing.T) {
+	nodes, stores := startHeldNodes(t)
+	leader := leaderOf(nodes)
+	var slow, other *Node
+	for _, n := range nodes {
+		switch {
+		case n == leader:
+		case slow == nil:
+			slow = n
+		default:
+			other = n
+		}
+	}
+	propose := func(session int64) uint64 {
+		before := leader.trans.storedCommand.Load()
+		cmd := &raftfsm.Command{Type: raftfsm.TypeCreateSession, Session: session, Timeout: 30000,
+			Passwd: make([]byte, 16), Time: time.Now().UnixMilli()}
+		leader.Propose(cmd.Encode(), 0)
+		eventually(t, "the leader to take the entry", func() bool { return leader.trans.storedCommand.Load() > before })
+		return leader.trans.storedCommand.Load()
+	}
+	applied := func(n *Node, session int64) bool {
+		_, ok := n.fsm.Session(session)
+		return ok
+	}
+	propose(1)
+	for _, n := range nodes {
+		eventually(t, "every member to apply the first session", func() bool { return applied(n, 1) })
+	}
+
+	store := stores[slow.cfg.ServerID-1]
+	store.hold()
+	t.Cleanup(store.release) // before the members stop, should the test fail
+	propose(2)
+	eventually(t, "the slow follower to apply the second session", func() bool { return applied(slow, 2) })
+	assert.EqualValues(t, 1, store.waiting.Load(), "its disk still holds the second session up")
+
+	other.Stop()
+	other.Wait()
+	third := propose(3)
+	eventually(t, "the slow follower's Raft to store the third session", func() bool { return slow.raftNow().LastIndex() >= third })
+	r := leader.raftNow()
+	assert.Never(t, func() bool { return r.CommitIndex() >= third }, 200*time.Millisecond, 10*time.Millisecond,
+		"committed with an answer from a member whose disk does not have the entry")
+	assert.False(t, applied(slow, 3))
+	store.release()
+	eventually(t, "the third session to commit", func() bool { return r.CommitIndex() >= third })
+	eventually(t, "the slow follower to apply the third session", func() bool { return applied(slow, 3) })
 }

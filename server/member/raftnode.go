@@ -54,7 +54,10 @@ func (n *Node) startRaft(ctx context.Context) (*memStores, error) {
 		logs = timedLogStore{LogStore: logs, stats: &n.stats}
 		if n.cfg.Clustered() {
 			// A standalone leader has no one to send to while it writes.
-			if overlap, err = newOverlapLog(logs, n.raftLeads); err != nil {
+			// Raft stores a follower's entries without waiting for the
+			// disk when the transport holds its answers until they are on
+			// it (a TCP transport: see heldAnswer).
+			if overlap, err = newOverlapLog(logs, n.raftLeads, n.trans != nil); err != nil {
 				return nil, fmt.Errorf("open raft log in %s: %w", n.cfg.DataDir, err)
 			}
 			n.closers = append(n.closers, overlap) // closed before the store
@@ -65,7 +68,7 @@ func (n *Node) startRaft(ctx context.Context) (*memStores, error) {
 		logs = notifyingStore{LogStore: logs, t: n.trans}
 		if overlap != nil {
 			n.trans.capCommit = overlap.capCommit
-			n.trans.commitFirst.Store(true)
+			n.trans.hold = overlap
 		}
 	}
 	snaps = timedSnapshots{SnapshotStore: snaps, stats: &n.stats}
@@ -79,7 +82,16 @@ func (n *Node) startRaft(ctx context.Context) (*memStores, error) {
 	// log, so they capture nothing (unreadSnapshot) and come often.
 	nf := notifyingFSM{FSM: n.fsm, committed: n.committed, unread: mem != nil && !n.cfg.Clustered()}
 	if overlap != nil {
-		nf.durable = func(index uint64) bool { return overlap.waitDurable(index, n.quit) }
+		nf.durable = func(index uint64) bool {
+			// An entry a leader said is committed is on a majority's disks
+			// (capCommit), whether or not on this member's yet: a follower
+			// applies it while it writes. Not once a write failed: nothing
+			// is applied past an entry skipped (see waitDurable).
+			if n.trans != nil && index <= n.trans.leaderCommit.Load() && overlap.failed() == nil {
+				return true
+			}
+			return overlap.waitDurable(index, n.quit)
+		}
 		nf.failed = overlap.failed
 	}
 	fsm := loggedFSM{nf, n}

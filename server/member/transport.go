@@ -67,7 +67,7 @@ type peerTransport struct {
 	appendsIn chan raft.RPC // AppendEntries received by serveAppends
 	appends   appendPool
 	older     olderPeers
-	spawn     func(name string, f func()) bool // runs pipelines' answer readers in the node's group
+	spawn     func(name string, f func()) bool // runs pipelines' answer readers (and the like) in the node's group
 	// olderNet, set in tests, makes this member send as a zkraft before
 	// AppendEntries had connections of their own (see olderPeers).
 	olderNet   bool
@@ -86,19 +86,17 @@ type peerTransport struct {
 	// capCommit, when set, caps the commit index this member tells others
 	// while it leads: no entry past what its own disk holds (overlapLog).
 	capCommit func(uint64) uint64
-	// commitFirst, set on a durable member (once its log is open, while
-	// members may already be sending), has serveAppends hand Raft a
-	// request's commit index before its entries (see commitBefore), and
-	// committedFirst is the highest commit index it handed so.
-	commitFirst    atomic.Bool
-	committedFirst atomic.Uint64
+	// hold, set on a durable member before Raft starts, is its log: the
+	// answers to AppendEntries that carry entries wait for its writes
+	// (see heldAnswer, holdAnswer).
+	hold *overlapLog
 }
 
 func newPeerTransport(t *raft.NetworkTransport, stream *raftStream, header raft.RPCHeader, guard *voteGuard,
 	quit <-chan struct{}, timeout time.Duration, log *slog.Logger) *peerTransport {
 	pt := &peerTransport{NetworkTransport: t, stream: stream, header: header, guard: guard, out: make(chan raft.RPC),
 		quit: quit, log: log, timeout: timeout, stored: make(chan struct{}, 1), local: make(chan raft.RPC, 1),
-		appendsIn: make(chan raft.RPC)}
+		appendsIn: make(chan raft.RPC), spawn: func(_ string, f func()) bool { go f(); return true }}
 	if stream != nil {
 		stream.serveAppends = pt.serveAppends
 	}
@@ -196,12 +194,12 @@ func (t *peerTransport) runFrom(in <-chan raft.RPC) {
 			surveyed = t.guard.surveyed
 		}
 		var rpc raft.RPC
-		received := false
+		received, fromAppends := false, false
 		select {
 		case rpc = <-in:
 			received = true
 		case rpc = <-t.appendsIn:
-			received = true
+			received, fromAppends = true, true
 		case rpc := <-t.local:
 			queue = append(queue, rpc)
 		case <-surveyed:
@@ -241,6 +239,9 @@ func (t *peerTransport) runFrom(in <-chan raft.RPC) {
 			}
 		}
 		t.noteLeaderCommit(rpc.Command)
+		if req, ok := rpc.Command.(*raft.AppendEntriesRequest); ok && t.hold != nil && len(req.Entries) > 0 && !fromAppends {
+			rpc = t.holdAnswer(rpc, req)
+		}
 		if req, ok := rpc.Command.(*raft.AppendEntriesRequest); ok && isCommitNotice(req) {
 			raiseTo(&t.noticed, req.PrevLogEntry)
 			if !t.has(req.PrevLogEntry) {
@@ -254,6 +255,43 @@ func (t *peerTransport) runFrom(in <-chan raft.RPC) {
 		}
 		queue = append(queue, rpc)
 	}
+}
+
+// holdAnswer returns rpc, an AppendEntries with entries from Raft's network
+// transport, with its answer held as serveAppends holds those it reads
+// (see heldAnswer): a goroutine waits for Raft's answer, then for the
+// entries to be on disk, and only then hands it to the network transport.
+// That transport reads a connection's next request only once the one
+// before is answered, so one goroutine at most waits for each connection.
+func (t *peerTransport) holdAnswer(rpc raft.RPC, req *raft.AppendEntriesRequest) raft.RPC {
+	answer := rpc.RespChan
+	got := make(chan raft.RPCResponse, 1)
+	upTo, epoch := req.Entries[len(req.Entries)-1].Index, t.hold.writeEpoch()
+	held := func() {
+		var a raft.RPCResponse
+		select {
+		case a = <-got:
+		case <-t.quit:
+			answer <- raft.RPCResponse{Error: ErrClosed}
+			return
+		}
+		if resp, ok := a.Response.(*raft.AppendEntriesResponse); ok && resp.Success && a.Error == nil {
+			switch written, err := t.hold.waitWritten(upTo, epoch, t.quit); {
+			case err != nil:
+				a = raft.RPCResponse{Response: resp, Error: err}
+			case !written:
+				failed := *resp
+				failed.Success = false
+				a.Response = &failed
+			}
+		}
+		answer <- a
+	}
+	if !t.spawn("raft-held-answer", held) {
+		return rpc // the node is stopping: Raft will not answer either
+	}
+	rpc.RespChan = got
+	return rpc
 }
 
 // RequestVote implements raft.Transport, retrying on a stale connection.
