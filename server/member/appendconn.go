@@ -494,10 +494,10 @@ func (t *peerTransport) serveAppends(c net.Conn) {
 
 // heldAnswer is Raft's answer to a request read by serveAppends (merged
 // requests' worth of it) as answerAppends sends it. A durable member's
-// Raft stores a request's entries without waiting for its disk (overlapLog
-// held): an answer that says they were stored is held until they are
+// Raft stores a request's entries without waiting for its disk (see
+// overlapLog): an answer that says they were stored is held until they are
 // (upTo), and says otherwise if entries were deleted from the log's end
-// meanwhile (epoch).
+// since the request was read (epoch).
 type heldAnswer struct {
 	raft.RPCResponse
 	merged      int
@@ -517,6 +517,13 @@ func (t *peerTransport) answerAppends(c net.Conn, answers <-chan heldAnswer, sen
 			resp = &raft.AppendEntriesResponse{}
 		}
 		if a.upTo > 0 && resp.Success && a.Error == nil {
+			// Answers already written out go before a wait for the disk.
+			if w.Buffered() > 0 && !t.hold.written(a.upTo) {
+				if err := w.Flush(); err != nil {
+					c.Close()
+					return
+				}
+			}
 			written, err := t.hold.waitWritten(a.upTo, a.epoch, t.quit)
 			if err != nil {
 				c.Close()

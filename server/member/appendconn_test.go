@@ -581,7 +581,7 @@ func TestOlderPeers_RecheckBacksOff(t *testing.T) {
 func TestServeAppends_AnswersWaitForTheDisk(t *testing.T) {
 	store := newHeldStore()
 	require.NoError(t, store.StoreLogs(entries(1, 2)))
-	log, err := newOverlapLog(store, func() bool { return false }, true)
+	log, err := newOverlapLog(store)
 	require.NoError(t, err)
 	t.Cleanup(func() { log.Close() })
 	quit := make(chan struct{})
@@ -592,7 +592,8 @@ func TestServeAppends_AnswersWaitForTheDisk(t *testing.T) {
 	hdr := raft.RPCHeader{ID: []byte("1"), Addr: []byte("a")}
 	var in []byte
 	var w frameWriter
-	for term, prev := range map[uint64]uint64{1: 2, 2: 3, 3: 4} { // one entry each, none merged (terms differ)
+	for _, r := range []struct{ term, prev uint64 }{{1, 2}, {2, 3}, {3, 4}} { // one entry each, none merged (terms differ)
+		term, prev := r.term, r.prev
 		frame, err := encodeAppendRequest(&w, &raft.AppendEntriesRequest{RPCHeader: hdr, Term: term, Leader: []byte("a"),
 			PrevLogEntry: prev, PrevLogTerm: 1, Entries: []*raft.Log{{Index: prev + 1, Term: term}}, LeaderCommitIndex: 2})
 		require.NoError(t, err)

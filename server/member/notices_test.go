@@ -1,6 +1,7 @@
 package member
 
 import (
+	"errors"
 	"io"
 	"log/slog"
 	"net"
@@ -212,10 +213,12 @@ func TestCommitNotices_LinksFollowTheMembers(t *testing.T) {
 // AppendEntries that come over Raft's network transport (from a member of
 // an older zkraft) are answered as serveAppends answers its own: a durable
 // member's answer that says entries were stored waits until they are on
-// its disk. One with no entries (a heartbeat, a commit notice) does not.
+// its disk, and says they were not if the write failed (Raft's leader
+// reads a pipelined answer's response, not its error). One with no
+// entries (a heartbeat, a commit notice) is not held.
 func TestPeerTransport_AnswersOverRaftsTransportWaitForTheDisk(t *testing.T) {
 	store := newHeldStore()
-	log, err := newOverlapLog(store, func() bool { return false }, true)
+	log, err := newOverlapLog(store)
 	require.NoError(t, err)
 	t.Cleanup(func() { log.Close() })
 	quit := make(chan struct{})
@@ -224,25 +227,47 @@ func TestPeerTransport_AnswersOverRaftsTransportWaitForTheDisk(t *testing.T) {
 	pt.hold = log
 	in := make(chan raft.RPC)
 	go pt.runFrom(in)
+	toRaft := func() raft.RPC {
+		t.Helper()
+		select {
+		case rpc := <-pt.Consumer():
+			return rpc
+		case <-time.After(10 * time.Second):
+			t.Fatal("no request reached Raft")
+			return raft.RPC{}
+		}
+	}
+	answered := func(ch <-chan raft.RPCResponse) raft.RPCResponse {
+		t.Helper()
+		select {
+		case a := <-ch:
+			return a
+		case <-time.After(10 * time.Second):
+			t.Fatal("no answer")
+			return raft.RPCResponse{}
+		}
+	}
+	// send hands the transport an AppendEntries with the entries from..to
+	// (none if to < from), which Raft stores and says it succeeded.
+	send := func(from, to uint64) <-chan raft.RPCResponse {
+		t.Helper()
+		answer := make(chan raft.RPCResponse, 1)
+		req := &raft.AppendEntriesRequest{Term: 1, Leader: []byte("a"), PrevLogEntry: from - 1, PrevLogTerm: 1}
+		if to >= from {
+			req.Entries = entries(from, to)
+		}
+		in <- raft.RPC{Command: req, RespChan: answer}
+		rpc := toRaft()
+		require.NoError(t, log.StoreLogs(rpc.Command.(*raft.AppendEntriesRequest).Entries))
+		rpc.Respond(&raft.AppendEntriesResponse{Term: 1, LastLog: to, Success: true}, nil)
+		return answer
+	}
 
 	store.hold()
 	t.Cleanup(store.release)
-	answer := make(chan raft.RPCResponse, 1)
-	in <- raft.RPC{Command: &raft.AppendEntriesRequest{Term: 1, Leader: []byte("a"), Entries: entries(1, 2)}, RespChan: answer}
-	rpc := <-pt.Consumer()
-	require.NoError(t, log.StoreLogs(rpc.Command.(*raft.AppendEntriesRequest).Entries))
-	rpc.Respond(&raft.AppendEntriesResponse{Term: 1, LastLog: 2, Success: true}, nil)
-
-	empty := make(chan raft.RPCResponse, 1)
-	in <- raft.RPC{Command: &raft.AppendEntriesRequest{Term: 1, Leader: []byte("a"), PrevLogEntry: 2, PrevLogTerm: 1}, RespChan: empty}
-	rpc = <-pt.Consumer()
-	rpc.Respond(&raft.AppendEntriesResponse{Term: 1, LastLog: 2, Success: true}, nil)
-	select {
-	case <-empty:
-	case <-time.After(10 * time.Second):
-		t.Fatal("an AppendEntries without entries was held")
-	}
-
+	answer := send(1, 2)
+	empty := answered(send(3, 2))
+	assert.True(t, empty.Response.(*raft.AppendEntriesResponse).Success, "an AppendEntries without entries is not held")
 	store.awaitWriter(t)
 	select {
 	case a := <-answer:
@@ -250,11 +275,15 @@ func TestPeerTransport_AnswersOverRaftsTransportWaitForTheDisk(t *testing.T) {
 	case <-time.After(50 * time.Millisecond):
 	}
 	store.release()
-	select {
-	case a := <-answer:
-		require.NoError(t, a.Error)
-		assert.True(t, a.Response.(*raft.AppendEntriesResponse).Success)
-	case <-time.After(10 * time.Second):
-		t.Fatal("no answer once the entries were on disk")
-	}
+	a := answered(answer)
+	require.NoError(t, a.Error)
+	assert.True(t, a.Response.(*raft.AppendEntriesResponse).Success)
+
+	failure := errors.New("disk on fire")
+	store.mu.Lock()
+	store.fail = failure
+	store.mu.Unlock()
+	a = answered(send(3, 3))
+	assert.ErrorIs(t, a.Error, failure)
+	assert.False(t, a.Response.(*raft.AppendEntriesResponse).Success, "an answer must not say Success for a failed write")
 }

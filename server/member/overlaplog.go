@@ -8,45 +8,50 @@ import (
 	"github.com/hashicorp/raft"
 )
 
-// overlapLog lets a durable cluster member that leads send new entries to
-// its followers while it writes them to its own disk, as a ZooKeeper
-// leader sends a proposal while it logs it. hashicorp/raft's leader
-// writes its log before it replicates: each round of writes was two
-// fsyncs in a row, the leader's and then a follower's.
+// overlapLog lets a durable cluster member send and take new entries
+// while it writes the ones before to its own disk, as a ZooKeeper leader
+// sends a proposal while it logs it and a follower takes the next while
+// it logs one. hashicorp/raft's leader writes its log before it
+// replicates, and its follower writes a request's entries before it takes
+// the next request: each round of writes was two fsyncs in a row, the
+// leader's and then a follower's, each on Raft's own goroutine.
 //
-// While the member leads, StoreLogs hands the entries to a writer
-// goroutine and returns at once; the entries are read from memory until
-// they are on disk. Raft then counts the leader among those that hold the
-// entries before its write is done, and commits an entry once enough
-// followers hold it. So that nothing is applied, shown to a client or
-// acknowledged before a majority has it on disk, what Raft calls committed
-// goes no further until the leader's own write is done too:
+// StoreLogs hands the entries to a writer goroutine and returns at once;
+// the entries are read from memory until they are on disk, and everything
+// queued while a write is under way goes in the next append.
+//
+// On the leader, Raft then counts itself among those that hold the entries
+// before its write is done, and commits an entry once enough followers
+// hold it. So that nothing is applied, shown to a client or acknowledged
+// before a majority has it on disk, what Raft calls committed goes no
+// further until the leader's own write is done too:
 //   - the leader's state machine waits for it (waitDurable, before each
-//     batch is applied and its commit notices go out; a member applies
-//     without waiting what a leader said is committed), and
+//     batch is applied and its commit notices go out), and
 //   - the commit index the leader sends its followers is capped at it
 //     (capCommit, in every AppendEntries).
 //
-// A member that follows writes the same way when its transport holds its
-// answers (held): Raft takes the next AppendEntries while the writer
-// writes the entries before, and the transport sends each answer that
-// says a request succeeded only once the request's entries are on disk
-// (waitWritten), so an answer still says the entries are on its disk.
-// Otherwise a member that does not lead writes synchronously, through the
-// same writer and in the same order. An entry a member lost in a crash
-// before its write was done had been acknowledged by no one, so a later
-// leader may replace it, as with any entry not committed.
+// On a follower, Raft answers an AppendEntries as soon as it stored the
+// entries here; the transport sends an answer that says a request
+// succeeded only once the request's entries are on disk (waitWritten), so
+// an answer still says the entries are on this member's disk. A follower
+// applies without waiting for its own disk what a leader said is
+// committed: that is on a majority's disks already.
+//
+// An entry a member lost in a crash before its write was done had been
+// acknowledged by no one, so a later leader may replace it, as with any
+// entry not committed. Entries that change the cluster (a leader's first
+// no-op, configurations) are written before StoreLogs returns: Raft decides
+// on membership changes from its commit index, which counts the leader.
 type overlapLog struct {
-	store   raft.LogStore // the durable store; only the writer writes to it
-	leading func() bool   // whether Raft's calls come from its leader loop
-	held    bool          // a follower's answers wait for its writes (see waitWritten)
+	store raft.LogStore // the durable store; only the writer writes to it
 
 	mu      sync.Mutex
 	pending []*raft.Log // consecutive entries accepted and not yet on disk
+	queued  int         // the bytes of data in pending
 	durable uint64      // the last entry on disk: all those before it are too
-	// epoch counts the deletions that reached the log's newest entries
-	// (a new leader replacing entries, a snapshot installed): an answer
-	// waiting for entries written before one must not say they are here.
+	// epoch counts the deletions that reached the log's end (a new leader
+	// replacing entries, a snapshot installed): an answer waiting for
+	// entries stored before one must not say they are here.
 	epoch   uint64
 	err     error         // a write failed: every later call fails with it
 	changed chan struct{} // closed (and replaced) when durable or err changes
@@ -58,15 +63,18 @@ type overlapLog struct {
 // errLogClosed is what a call after close gets.
 var errLogClosed = errors.New("raft log closed")
 
-// newOverlapLog returns the log over store, started; held says whether
-// the member's transport holds its answers to AppendEntries until their
-// entries are written (waitWritten).
-func newOverlapLog(store raft.LogStore, leading func() bool, held bool) (*overlapLog, error) {
+// maxQueuedBytes bounds the data of the entries waiting for the writer:
+// past it, StoreLogs waits for the disk (a follower catching up takes a
+// leader's requests faster than its disk writes them).
+const maxQueuedBytes = 64 << 20
+
+// newOverlapLog returns the log over store, its writer started.
+func newOverlapLog(store raft.LogStore) (*overlapLog, error) {
 	last, err := store.LastIndex()
 	if err != nil {
 		return nil, err
 	}
-	l := &overlapLog{store: store, leading: leading, held: held, durable: last,
+	l := &overlapLog{store: store, durable: last,
 		changed: make(chan struct{}), wake: make(chan struct{}, 1), done: make(chan struct{})}
 	go l.write()
 	return l, nil
@@ -90,6 +98,9 @@ func (l *overlapLog) write() {
 				l.err = err
 			} else {
 				l.durable = batch[len(batch)-1].Index
+				for _, e := range batch {
+					l.queued -= len(e.Data)
+				}
 				// Entries accepted meanwhile follow batch in pending (whose
 				// array batch shares).
 				n := copy(l.pending, l.pending[len(batch):])
@@ -131,6 +142,13 @@ func (l *overlapLog) writeEpoch() uint64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.epoch
+}
+
+// written reports whether every entry up to index is on disk.
+func (l *overlapLog) written(index uint64) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.durable >= index
 }
 
 // waitWritten waits until every entry up to index is on disk and reports
@@ -175,16 +193,14 @@ func (l *overlapLog) capCommit(commit uint64) uint64 {
 
 func (l *overlapLog) StoreLog(log *raft.Log) error { return l.StoreLogs([]*raft.Log{log}) }
 
-// StoreLogs queues the entries for the writer; unless the caller is Raft's
-// leader loop, it waits until they are on disk. A leader waits too for
-// entries that change the cluster (its first no-op, configurations): Raft
-// decides on membership changes from its commit index, which counts the
-// leader, so that index must mean a majority has them on disk.
+// StoreLogs queues the entries for the writer and returns. It waits until
+// they are on disk if they change the cluster (a no-op, a configuration),
+// or if more than maxQueuedBytes wait for the writer.
 func (l *overlapLog) StoreLogs(logs []*raft.Log) error {
 	if len(logs) == 0 {
 		return nil
 	}
-	wait := (!l.held && !l.leading()) || slices.ContainsFunc(logs, func(e *raft.Log) bool {
+	wait := slices.ContainsFunc(logs, func(e *raft.Log) bool {
 		return e.Type == raft.LogNoop || e.Type == raft.LogConfiguration
 	})
 	l.mu.Lock()
@@ -207,6 +223,10 @@ func (l *overlapLog) StoreLogs(logs []*raft.Log) error {
 		}
 	}
 	l.pending = append(l.pending, logs...)
+	for _, e := range logs {
+		l.queued += len(e.Data)
+	}
+	wait = wait || l.queued > maxQueuedBytes
 	select { // under mu: Close closes wake under it
 	case l.wake <- struct{}{}:
 	default:
@@ -294,15 +314,17 @@ func (l *overlapLog) LastIndex() (uint64, error) {
 }
 
 // DeleteRange deletes entries from the store. Raft deletes the oldest
-// entries behind a snapshot (on disk long since) and, on a member that
-// does not lead, a tail a new leader replaces: entries still pending are
-// written first, so that nothing is written after its deletion.
+// entries behind a snapshot (on disk long since), all of them when it
+// installs a snapshot and, on a member that does not lead, a tail a new
+// leader replaces: entries still pending are written first, so that
+// nothing is written after its deletion. A deletion that reaches the log's
+// end moves the epoch on (see waitWritten).
 func (l *overlapLog) DeleteRange(lo, hi uint64) error {
 	l.mu.Lock()
 	waiting := len(l.pending) > 0 && hi >= l.pending[0].Index
-	var last uint64
-	if waiting {
-		last = l.pending[len(l.pending)-1].Index
+	last := l.durable
+	if n := len(l.pending); n > 0 {
+		last = l.pending[n-1].Index
 	}
 	l.mu.Unlock()
 	if waiting {
@@ -314,7 +336,7 @@ func (l *overlapLog) DeleteRange(lo, hi uint64) error {
 		return err
 	}
 	l.mu.Lock()
-	if waiting || hi >= l.durable {
+	if hi >= last {
 		l.epoch++
 		l.signalLocked()
 	}

@@ -96,24 +96,22 @@ func entries(from, to uint64) []*raft.Log {
 	return ls
 }
 
-// newLeaderLog returns an overlapLog over a heldStore, told it leads
-// while leading holds true (as it does at first).
-func newLeaderLog(t *testing.T) (*heldStore, *atomic.Bool, *overlapLog) {
+// newTestLog returns an overlapLog over a heldStore.
+func newTestLog(t *testing.T) (*heldStore, *overlapLog) {
 	t.Helper()
 	store := newHeldStore()
-	leading := new(atomic.Bool)
-	leading.Store(true)
-	l, err := newOverlapLog(store, leading.Load, false)
+	l, err := newOverlapLog(store)
 	require.NoError(t, err)
 	t.Cleanup(func() { l.Close() })
-	return store, leading, l
+	t.Cleanup(store.release) // first: a test that fails holding the store still ends
+	return store, l
 }
 
 // A leader's append returns before its disk has the entries, which are
 // read from memory meanwhile; what waits for the disk (the state machine,
 // the commit index told to followers) waits until they are there.
 func TestOverlapLog_TheLeaderDoesNotWaitForItsDisk(t *testing.T) {
-	store, _, l := newLeaderLog(t)
+	store, l := newTestLog(t)
 	require.NoError(t, l.StoreLogs(entries(1, 3)))
 	eventually(t, "the first append to reach the store", func() bool { return len(store.made()) == 1 })
 
@@ -146,7 +144,7 @@ func TestOverlapLog_TheLeaderDoesNotWaitForItsDisk(t *testing.T) {
 // Entries that come while a write is under way go to the disk together in
 // the next append.
 func TestOverlapLog_WritesWhatWaitsInOneAppend(t *testing.T) {
-	store, _, l := newLeaderLog(t)
+	store, l := newTestLog(t)
 	store.hold()
 	require.NoError(t, l.StoreLogs(entries(1, 1)))
 	store.awaitWriter(t)
@@ -158,35 +156,12 @@ func TestOverlapLog_WritesWhatWaitsInOneAppend(t *testing.T) {
 	assert.Equal(t, [][]uint64{{1}, {2, 3, 4, 5}}, store.made())
 }
 
-// A member that does not lead answers AppendEntries only once the entries
-// are on its disk: its append waits for the writer, after what was queued
-// while it led.
-func TestOverlapLog_AFollowerWaitsForItsDisk(t *testing.T) {
-	store, leading, l := newLeaderLog(t)
-	store.hold()
-	require.NoError(t, l.StoreLogs(entries(1, 2)))
-	leading.Store(false)
-	stored := make(chan error)
-	go func() { stored <- l.StoreLogs(entries(3, 4)) }()
-	store.awaitWriter(t)
-	requireWaiting(t, stored, "a follower's append")
-	store.release()
-	require.NoError(t, <-stored)
-	last, err := store.LastIndex()
-	require.NoError(t, err)
-	assert.EqualValues(t, 4, last, "on disk when the append returns")
-}
-
-// A follower whose transport holds its answers (held) does not wait for
-// its disk either: waitWritten tells when the entries are there, reports
-// false once the log's end was deleted since its epoch was taken, and the
-// error a write failed with. An entry that changes the cluster is still
-// written before the append returns.
-func TestOverlapLog_AFollowerWhoseAnswersAreHeldDoesNotWait(t *testing.T) {
-	store := newHeldStore()
-	l, err := newOverlapLog(store, func() bool { return false }, true)
-	require.NoError(t, err)
-	t.Cleanup(func() { l.Close() })
+// What a transport holds a follower's answer for: waitWritten tells when
+// the entries are on disk, reports false once the log's end was deleted
+// since its epoch was taken (not when the oldest entries were), and
+// returns the error a write failed with.
+func TestOverlapLog_WaitWritten(t *testing.T) {
+	store, l := newTestLog(t)
 	quit := make(chan struct{})
 	defer close(quit)
 
@@ -208,21 +183,22 @@ func TestOverlapLog_AFollowerWhoseAnswersAreHeldDoesNotWait(t *testing.T) {
 	store.release()
 	assert.True(t, <-written)
 
-	// A configuration entry: written before the append returns.
-	store.hold()
-	conf := &raft.Log{Index: 3, Term: 1, Type: raft.LogConfiguration}
-	stored := make(chan error)
-	go func() { stored <- l.StoreLogs([]*raft.Log{conf}) }()
-	store.awaitWriter(t)
-	requireWaiting(t, stored, "a configuration entry's append")
-	store.release()
-	require.NoError(t, <-stored)
+	assert.True(t, l.written(2))
+	require.NoError(t, l.StoreLogs(entries(3, 3)))
+	require.True(t, l.waitDurable(3, nil))
+
+	// The oldest entries deleted (behind a snapshot): the epoch stays.
+	epoch = l.writeEpoch()
+	require.NoError(t, l.DeleteRange(1, 1))
+	ok, err := l.waitWritten(3, epoch, quit)
+	require.NoError(t, err)
+	assert.True(t, ok)
 
 	// The log's end replaced after the epoch was taken.
 	epoch = l.writeEpoch()
 	require.NoError(t, l.StoreLogs(entries(4, 4)))
 	require.NoError(t, l.DeleteRange(4, 4))
-	ok, err := l.waitWritten(4, epoch, quit)
+	ok, err = l.waitWritten(4, epoch, quit)
 	require.NoError(t, err)
 	assert.False(t, ok, "the entry is gone")
 	ok, err = l.waitWritten(3, l.writeEpoch(), quit)
@@ -244,12 +220,11 @@ func TestOverlapLog_AFollowerWhoseAnswersAreHeldDoesNotWait(t *testing.T) {
 // still pending are written first, then deleted, so that nothing deleted
 // reaches the disk afterwards; the replacements follow.
 func TestOverlapLog_DeletingATailWritesWhatIsPendingFirst(t *testing.T) {
-	store, leading, l := newLeaderLog(t)
+	store, l := newTestLog(t)
 	require.NoError(t, l.StoreLogs(entries(1, 3)))
 	require.True(t, l.waitDurable(3, nil))
 	store.hold()
 	require.NoError(t, l.StoreLogs(entries(4, 8)))
-	leading.Store(false)
 	deleted := make(chan error)
 	go func() { deleted <- l.DeleteRange(6, 8) }()
 	store.awaitWriter(t)
@@ -262,6 +237,7 @@ func TestOverlapLog_DeletingATailWritesWhatIsPendingFirst(t *testing.T) {
 	replaced := entries(6, 7)
 	replaced[0].Term, replaced[1].Term = 2, 2
 	require.NoError(t, l.StoreLogs(replaced))
+	require.True(t, l.waitDurable(7, nil))
 	var got raft.Log
 	require.NoError(t, store.GetLog(7, &got))
 	assert.EqualValues(t, 2, got.Term)
@@ -271,18 +247,16 @@ func TestOverlapLog_DeletingATailWritesWhatIsPendingFirst(t *testing.T) {
 // A failed write fails every later call, and nothing waiting for the disk
 // is told the entries are there.
 func TestOverlapLog_AFailedWriteFailsWhatFollows(t *testing.T) {
-	store, leading, l := newLeaderLog(t)
+	store, l := newTestLog(t)
 	boom := errors.New("disk on fire")
 	store.mu.Lock()
 	store.fail = boom
 	store.mu.Unlock()
-	require.NoError(t, l.StoreLogs(entries(1, 2)), "a leader does not wait")
+	require.NoError(t, l.StoreLogs(entries(1, 2)), "an append does not wait")
 	stopped := make(chan struct{})
 	close(stopped)
 	assert.False(t, l.waitDurable(2, stopped), "never on disk: given up when the member stops")
 	assert.ErrorIs(t, l.failed(), boom)
-	assert.ErrorIs(t, l.StoreLogs(entries(3, 3)), boom)
-	leading.Store(false)
 	assert.ErrorIs(t, l.StoreLogs(entries(3, 3)), boom)
 	assert.EqualValues(t, 0, l.capCommit(2))
 	assert.ErrorIs(t, l.Close(), boom)
@@ -290,7 +264,7 @@ func TestOverlapLog_AFailedWriteFailsWhatFollows(t *testing.T) {
 
 // Close writes what is pending; a wait for the disk also ends with stop.
 func TestOverlapLog_CloseWritesWhatIsPending(t *testing.T) {
-	store, _, l := newLeaderLog(t)
+	store, l := newTestLog(t)
 	store.hold()
 	require.NoError(t, l.StoreLogs(entries(1, 4)))
 	stopped := make(chan struct{})
@@ -311,13 +285,12 @@ func TestOverlapLog_CloseWritesWhatIsPending(t *testing.T) {
 	assert.ErrorIs(t, l.StoreLogs(entries(5, 5)), errLogClosed)
 }
 
-// A leader waits for its disk when it appends an entry that changes the
-// cluster: Raft decides on membership from a commit index that counts the
-// leader.
-func TestOverlapLog_ALeaderWaitsForMembershipEntries(t *testing.T) {
+// An append of an entry that changes the cluster waits for the disk: Raft
+// decides on membership from a commit index that counts the leader.
+func TestOverlapLog_MembershipEntriesWaitForTheDisk(t *testing.T) {
 	for _, typ := range []raft.LogType{raft.LogNoop, raft.LogConfiguration} {
 		t.Run(typ.String(), func(t *testing.T) {
-			store, _, l := newLeaderLog(t)
+			store, l := newTestLog(t)
 			store.hold()
 			require.NoError(t, l.StoreLogs(entries(1, 2)))
 			batch := entries(3, 4)
@@ -336,15 +309,16 @@ func TestOverlapLog_ALeaderWaitsForMembershipEntries(t *testing.T) {
 // Entries that do not follow what is queued (a member that led, then
 // restored a snapshot past its log) go after it, rather than failing.
 func TestOverlapLog_EntriesPastAGapFollowWhatIsQueued(t *testing.T) {
-	store, leading, l := newLeaderLog(t)
+	store, l := newTestLog(t)
 	store.hold()
 	require.NoError(t, l.StoreLogs(entries(5, 8)))
-	leading.Store(false)
 	stored := make(chan error)
 	go func() { stored <- l.StoreLogs(entries(20, 21)) }()
 	store.awaitWriter(t)
+	requireWaiting(t, stored, "an append past a gap")
 	store.release()
 	require.NoError(t, <-stored)
+	require.True(t, l.waitDurable(21, nil))
 	assert.Equal(t, [][]uint64{{5, 6, 7, 8}, {20, 21}}, store.made())
 }
 
@@ -476,6 +450,7 @@ func TestOverlapLog_AFollowerAppliesWhileItWritesAndAnswersOnceWritten(t *testin
 	store.hold()
 	t.Cleanup(store.release) // before the members stop, should the test fail
 	propose(2)
+	store.awaitWriter(t)
 	eventually(t, "the slow follower to apply the second session", func() bool { return applied(slow, 2) })
 	assert.EqualValues(t, 1, store.waiting.Load(), "its disk still holds the second session up")
 
@@ -490,4 +465,73 @@ func TestOverlapLog_AFollowerAppliesWhileItWritesAndAnswersOnceWritten(t *testin
 	store.release()
 	eventually(t, "the third session to commit", func() bool { return r.CommitIndex() >= third })
 	eventually(t, "the slow follower to apply the third session", func() bool { return applied(slow, 3) })
+}
+
+// Appends stop running ahead of the disk once more than maxQueuedBytes of
+// entries wait for it (a follower catching up takes a leader's requests
+// faster than its disk writes them); once written, they run ahead again.
+func TestOverlapLog_AppendsWaitOnceTooMuchIsQueued(t *testing.T) {
+	store, l := newTestLog(t)
+	half := func(i uint64) []*raft.Log {
+		e := entries(i, i)
+		e[0].Data = make([]byte, maxQueuedBytes/2+1)
+		return e
+	}
+	store.hold()
+	require.NoError(t, l.StoreLogs(half(1)), "under the bound: does not wait")
+	store.awaitWriter(t)
+	stored := make(chan error)
+	go func() { stored <- l.StoreLogs(half(2)) }()
+	eventually(t, "the second append to be queued", func() bool { last, _ := l.LastIndex(); return last == 2 })
+	requireWaiting(t, stored, "an append past the bound")
+	store.release()
+	require.NoError(t, <-stored)
+	store.hold()
+	require.NoError(t, l.StoreLogs(entries(3, 3)), "written: appends run ahead again")
+	store.release()
+}
+
+// A member applies what a leader said is committed before its own disk has
+// it; a snapshot of that state waits until the disk has everything applied
+// (after a crash, the log on disk must reach the newest snapshot), and
+// there is none if the write fails.
+func TestNotifyingFSM_ASnapshotWaitsForTheDisk(t *testing.T) {
+	store, l := newTestLog(t)
+	f := notifyingFSM{FSM: raftfsm.New(nil), committed: func(uint64, uint64) {},
+		durable: func(uint64) bool { return true }, // committed elsewhere: applied at once
+		failed:  l.failed, flushed: l.flushTo, applied: new(atomic.Uint64)}
+	cmd := &raftfsm.Command{Type: raftfsm.TypeCreateSession, Session: 1, Timeout: 30000, Passwd: make([]byte, 16)}
+	entry := &raft.Log{Index: 1, Term: 1, Type: raft.LogCommand, Data: cmd.Encode()}
+	store.hold()
+	require.NoError(t, l.StoreLogs([]*raft.Log{entry}))
+	store.awaitWriter(t)
+	f.ApplyBatch([]*raft.Log{entry})
+	_, ok := f.FSM.Session(1)
+	require.True(t, ok, "applied before the disk has it")
+	snapped := make(chan error)
+	go func() {
+		snap, err := f.Snapshot()
+		if err == nil {
+			snap.Release()
+		}
+		snapped <- err
+	}()
+	select {
+	case err := <-snapped:
+		t.Fatalf("a snapshot was taken before the disk had what it holds (err %v)", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	store.release()
+	require.NoError(t, <-snapped)
+
+	failure := errors.New("disk on fire")
+	store.mu.Lock()
+	store.fail = failure
+	store.mu.Unlock()
+	entry = &raft.Log{Index: 2, Term: 1, Type: raft.LogCommand, Data: (&raftfsm.Command{Type: raftfsm.TypeCreateSession,
+		Session: 2, Timeout: 30000, Passwd: make([]byte, 16)}).Encode()}
+	require.NoError(t, l.StoreLogs([]*raft.Log{entry}))
+	f.Apply(entry)
+	_, err := f.Snapshot()
+	assert.ErrorIs(t, err, failure)
 }

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -42,10 +43,6 @@ func (n *Node) startRaft(ctx context.Context) (*memStores, error) {
 	if err != nil {
 		return nil, fmt.Errorf("inspect raft state in %s: %w", n.cfg.DataDir, err)
 	}
-	trans, bootstrap, err := n.raftTransport(!existing)
-	if err != nil {
-		return nil, err
-	}
 	var overlap *overlapLog
 	if n.cfg.DataDir != "" {
 		if n.cfg.wrapLogStore != nil {
@@ -53,23 +50,21 @@ func (n *Node) startRaft(ctx context.Context) (*memStores, error) {
 		}
 		logs = timedLogStore{LogStore: logs, stats: &n.stats}
 		if n.cfg.Clustered() {
-			// A standalone leader has no one to send to while it writes.
-			// Raft stores a follower's entries without waiting for the
-			// disk when the transport holds its answers until they are on
-			// it (a TCP transport: see heldAnswer).
-			if overlap, err = newOverlapLog(logs, n.raftLeads, n.trans != nil); err != nil {
+			// A standalone leader has no one to send to while it writes,
+			// and no one to answer.
+			if overlap, err = newOverlapLog(logs); err != nil {
 				return nil, fmt.Errorf("open raft log in %s: %w", n.cfg.DataDir, err)
 			}
 			n.closers = append(n.closers, overlap) // closed before the store
 			logs = overlap
 		}
 	}
+	trans, bootstrap, err := n.raftTransport(!existing, overlap)
+	if err != nil {
+		return nil, err
+	}
 	if n.trans != nil {
 		logs = notifyingStore{LogStore: logs, t: n.trans}
-		if overlap != nil {
-			n.trans.capCommit = overlap.capCommit
-			n.trans.hold = overlap
-		}
 	}
 	snaps = timedSnapshots{SnapshotStore: snaps, stats: &n.stats}
 	if !existing {
@@ -92,7 +87,7 @@ func (n *Node) startRaft(ctx context.Context) (*memStores, error) {
 			}
 			return overlap.waitDurable(index, n.quit)
 		}
-		nf.failed = overlap.failed
+		nf.failed, nf.flushed, nf.applied = overlap.failed, overlap.flushTo, new(atomic.Uint64)
 	}
 	fsm := loggedFSM{nf, n}
 	start := time.Now()
@@ -120,13 +115,6 @@ func (n *Node) startRaft(ctx context.Context) (*memStores, error) {
 		return mem, n.campaignNow()
 	}
 	return mem, nil
-}
-
-// raftLeads reports whether this member's Raft leads: its log store's calls
-// then come from the leader loop (see overlapLog).
-func (n *Node) raftLeads() bool {
-	r := n.raftNow()
-	return r != nil && r.State() == raft.Leader
 }
 
 // campaignNow makes this fresh member stand for election at once: Raft
@@ -260,7 +248,10 @@ func openLogStore(kind, path string, logger hclog.Logger) (logStore, error) {
 
 // raftTransport returns the transport and the configuration to bootstrap:
 // in memory for a standalone server, TCP between the members of a cluster.
-func (n *Node) raftTransport(empty bool) (raft.Transport, raft.Configuration, error) {
+// A durable member's log (overlap) caps the commit index it tells others
+// and holds its answers to AppendEntries (see heldAnswer), from the first
+// connection on.
+func (n *Node) raftTransport(empty bool, overlap *overlapLog) (raft.Transport, raft.Configuration, error) {
 	id := raft.ServerID(strconv.Itoa(n.cfg.ServerID))
 	if !n.cfg.Clustered() {
 		addr, trans := raft.NewInmemTransport(raft.ServerAddress("zkraft-" + string(id)))
@@ -303,6 +294,9 @@ func (n *Node) raftTransport(empty bool) (raft.Transport, raft.Configuration, er
 	// not refused as a member of an older zkraft would refuse it.
 	pt := newPeerTransport(nil, stream, header, guard, n.quit, n.cfg.RaftTimeout, n.log)
 	pt.olderNet, pt.spawn = n.cfg.olderPeerNet, n.goOwned
+	if overlap != nil {
+		pt.capCommit, pt.hold = overlap.capCommit, overlap
+	}
 	pt.NetworkTransport = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
 		Stream: stream, MaxPool: maxPooledConns, Timeout: peerIOTimeout, Logger: n.raftLogger(),
 	})

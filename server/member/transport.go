@@ -240,7 +240,10 @@ func (t *peerTransport) runFrom(in <-chan raft.RPC) {
 		}
 		t.noteLeaderCommit(rpc.Command)
 		if req, ok := rpc.Command.(*raft.AppendEntriesRequest); ok && t.hold != nil && len(req.Entries) > 0 && !fromAppends {
-			rpc = t.holdAnswer(rpc, req)
+			if rpc, ok = t.holdAnswer(rpc, req); !ok {
+				rpc.Respond(nil, ErrClosed)
+				continue
+			}
 		}
 		if req, ok := rpc.Command.(*raft.AppendEntriesRequest); ok && isCommitNotice(req) {
 			raiseTo(&t.noticed, req.PrevLogEntry)
@@ -263,7 +266,9 @@ func (t *peerTransport) runFrom(in <-chan raft.RPC) {
 // entries to be on disk, and only then hands it to the network transport.
 // That transport reads a connection's next request only once the one
 // before is answered, so one goroutine at most waits for each connection.
-func (t *peerTransport) holdAnswer(rpc raft.RPC, req *raft.AppendEntriesRequest) raft.RPC {
+// It reports false if the node is stopping (no goroutine could be started):
+// the request must then not reach Raft.
+func (t *peerTransport) holdAnswer(rpc raft.RPC, req *raft.AppendEntriesRequest) (raft.RPC, bool) {
 	answer := rpc.RespChan
 	got := make(chan raft.RPCResponse, 1)
 	upTo, epoch := req.Entries[len(req.Entries)-1].Index, t.hold.writeEpoch()
@@ -276,22 +281,22 @@ func (t *peerTransport) holdAnswer(rpc raft.RPC, req *raft.AppendEntriesRequest)
 			return
 		}
 		if resp, ok := a.Response.(*raft.AppendEntriesResponse); ok && resp.Success && a.Error == nil {
-			switch written, err := t.hold.waitWritten(upTo, epoch, t.quit); {
-			case err != nil:
-				a = raft.RPCResponse{Response: resp, Error: err}
-			case !written:
+			// Raft's leader reads only the response of a pipelined
+			// request, not its error: one that says Success must be true.
+			written, err := t.hold.waitWritten(upTo, epoch, t.quit)
+			if !written {
 				failed := *resp
 				failed.Success = false
-				a.Response = &failed
+				a = raft.RPCResponse{Response: &failed, Error: err}
 			}
 		}
 		answer <- a
 	}
 	if !t.spawn("raft-held-answer", held) {
-		return rpc // the node is stopping: Raft will not answer either
+		return rpc, false
 	}
 	rpc.RespChan = got
-	return rpc
+	return rpc, true
 }
 
 // RequestVote implements raft.Transport, retrying on a stale connection.
@@ -410,6 +415,13 @@ type notifyingFSM struct {
 	// refused from then on, since Raft counts skipped batches as applied.
 	durable func(index uint64) bool
 	failed  func() error
+	// flushed, set with durable, waits until the log has everything up to
+	// index on disk (overlapLog.flushTo), and applied is the last index
+	// applied. A member applies what a leader said is committed before its
+	// own disk has it: a snapshot of that state waits for the disk, so
+	// that the log on disk always reaches the newest snapshot.
+	flushed func(index uint64) error
+	applied *atomic.Uint64
 }
 
 // Snapshot captures the state, unless no one will ever read it.
@@ -417,6 +429,11 @@ func (f notifyingFSM) Snapshot() (raft.FSMSnapshot, error) {
 	if f.failed != nil {
 		if err := f.failed(); err != nil {
 			return nil, fmt.Errorf("no snapshot after the log failed to write: %w", err)
+		}
+	}
+	if f.flushed != nil {
+		if err := f.flushed(f.applied.Load()); err != nil {
+			return nil, fmt.Errorf("no snapshot: the log failed to write what it holds: %w", err)
 		}
 	}
 	if f.unread {
@@ -452,6 +469,9 @@ func (f notifyingFSM) Apply(l *raft.Log) any {
 		return nil
 	}
 	f.committed(l.Index, l.Term)
+	if f.applied != nil {
+		f.applied.Store(l.Index)
+	}
 	return f.FSM.Apply(l)
 }
 
@@ -462,6 +482,9 @@ func (f notifyingFSM) ApplyBatch(logs []*raft.Log) []any {
 			return make([]any, len(logs))
 		}
 		f.committed(last.Index, last.Term)
+		if f.applied != nil {
+			f.applied.Store(last.Index)
+		}
 	}
 	return f.FSM.ApplyBatch(logs)
 }
