@@ -152,6 +152,7 @@ type olderPeer struct {
 	// since its last refusal: it runs, and refused as an older member does
 	// (one that was only down waits no longer for having been down).
 	answered bool
+	told     bool // refused having answered: logged as an older member
 }
 
 // is reports whether the member at target refused a connection lately,
@@ -163,9 +164,13 @@ func (o *olderPeers) is(target raft.ServerAddress) bool {
 	return p != nil && time.Now().Before(p.until)
 }
 
-// refused notes that the member at target refused a connection, and
-// reports whether it is the first time since it last took one.
-func (o *olderPeers) refused(target raft.ServerAddress) (first bool) {
+// refused notes that the member at target refused a connection. It
+// reports older the first time since the member last took a connection
+// that it refuses having answered over Raft's transport since its
+// previous refusal: it runs, and refuses as a member of an older zkraft
+// does. A member that was stopping, or that a cut link kept out, refuses
+// too, and is told from an older one only so.
+func (o *olderPeers) refused(target raft.ServerAddress) (older bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	p := o.members[target]
@@ -175,15 +180,15 @@ func (o *olderPeers) refused(target raft.ServerAddress) (first bool) {
 		}
 		p = &olderPeer{wait: olderRecheckFirst}
 		o.members[target] = p
-		first = true
 	} else if time.Now().Before(p.until) {
 		return false // a refusal of the same round of offers (a pipeline's and a heartbeat's, say)
 	} else if p.answered {
 		p.wait = min(2*p.wait, olderRecheck)
+		older, p.told = !p.told, true
 	}
 	p.answered = false
 	p.until = time.Now().Add(p.wait)
-	return first
+	return older
 }
 
 // answeredOverRaft notes that the member at target answered an
@@ -214,8 +219,11 @@ func (t *peerTransport) dialAppends(target raft.ServerAddress, capCommit func(ui
 	switch {
 	case errors.Is(err, errNoAppends):
 		if t.older.refused(target) {
-			t.log.Info("member refused a connection for AppendEntries (a member of an older zkraft, or one "+
-				"stopping): sending it AppendEntries over Raft's transport until it takes one", "member", target)
+			t.log.Info("member runs an older zkraft (it refuses connections for AppendEntries and answers "+
+				"them over Raft's transport): sending them that way until it takes one", "member", target)
+		} else {
+			t.log.Debug("member refused a connection for AppendEntries (stopping, kept out, or of an older "+
+				"zkraft): sending them over Raft's transport for now", "member", target)
 		}
 		return nil, err
 	case err != nil:

@@ -546,7 +546,7 @@ func TestOlderPeers_RecheckBacksOff(t *testing.T) {
 	assert.False(t, o.is(m))
 	var waits []time.Duration
 	for i := range 7 {
-		assert.Equal(t, i == 0, o.refused(m), "only the first refusal is told")
+		assert.Equal(t, i == 1, o.refused(m), "told as older once, when it refuses having answered")
 		assert.True(t, o.is(m))
 		waits = append(waits, o.members[m].wait)
 		o.refused(m) // within the wait: the same round, no longer wait
@@ -560,16 +560,16 @@ func TestOlderPeers_RecheckBacksOff(t *testing.T) {
 	assert.True(t, o.refusing(m))
 	o.took(m)
 	assert.False(t, o.refusing(m))
-	assert.True(t, o.refused(m), "a refusal after a connection was taken is told again")
+	assert.False(t, o.refused(m), "a refusal alone does not tell an older member")
 	assert.Equal(t, time.Second, o.members[m].wait)
 	// A member that refuses again without having answered in between (it
-	// was down, not older) waits no longer.
+	// was down, not older) waits no longer, and is not told as older.
 	o.members[m].until = time.Now()
-	o.refused(m)
+	assert.False(t, o.refused(m))
 	assert.Equal(t, time.Second, o.members[m].wait)
 	o.members[m].until = time.Now()
 	o.answeredOverRaft(m)
-	o.refused(m)
+	assert.True(t, o.refused(m), "told again after it took a connection in between")
 	assert.Equal(t, 2*time.Second, o.members[m].wait)
 }
 
