@@ -698,6 +698,10 @@ func TestRaftStream_StopEndsAConnectionWithoutAHeader(t *testing.T) {
 func TestRaftStream_AppendsMagicConnections(t *testing.T) {
 	nodes := startNodes(t, 3, nil)
 	self, _ := nodes[2].cfg.Self()
+	// Term 1 is the bootstrap's: the request below is of an old term once
+	// this member heard of the first election (a leader may be elected
+	// before it has).
+	eventually(t, "the member to be past term 1", func() bool { return nodes[2].raftNow().CurrentTerm() > 1 })
 	dial := func() net.Conn {
 		nc, err := net.Dial("tcp", self.RaftAddr)
 		require.NoError(t, err)
