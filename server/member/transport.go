@@ -86,9 +86,9 @@ type peerTransport struct {
 	// capCommit, when set, caps the commit index this member tells others
 	// while it leads: no entry past what its own disk holds (overlapLog).
 	capCommit func(uint64) uint64
-	// hold, set on a durable member before Raft starts, is its log: the
-	// answers to AppendEntries that carry entries wait for its writes
-	// (see heldAnswer, holdAnswer).
+	// hold, on a durable member, is its log, set as the transport is made
+	// (before it takes a connection): the answers to AppendEntries that
+	// carry entries wait for its writes (see heldAnswer, holdAnswer).
 	hold *overlapLog
 }
 
