@@ -532,15 +532,10 @@ func (t *peerTransport) answerAppends(c net.Conn, answers <-chan heldAnswer, sen
 					return
 				}
 			}
-			written, err := t.hold.waitWritten(a.upTo, a.epoch, t.quit)
-			if err != nil {
-				c.Close()
+			var err error
+			if resp, err = t.heldResponse(resp, a.upTo, a.epoch); err != nil {
+				c.Close() // the member sending learns of it as a failed connection
 				return
-			}
-			if !written {
-				failed := *resp
-				failed.Success = false
-				resp = &failed
 			}
 		}
 		var msg string

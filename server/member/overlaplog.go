@@ -156,9 +156,16 @@ func (l *overlapLog) written(index uint64) bool {
 // end since epoch was taken (the entries an answer would vouch for may be
 // gone) or the member stops. It returns the error a write failed with.
 func (l *overlapLog) waitWritten(index, epoch uint64, stop <-chan struct{}) (bool, error) {
+	return l.wait(index, &epoch, stop)
+}
+
+// wait waits until every entry up to index is on disk (true), a write
+// failed (its error), stop closes (ErrClosed) or, if epoch is set, the
+// log's end was deleted since it was taken (false).
+func (l *overlapLog) wait(index uint64, epoch *uint64, stop <-chan struct{}) (bool, error) {
 	for {
 		l.mu.Lock()
-		written, gone, err, ch := l.durable >= index, l.epoch != epoch, l.err, l.changed
+		written, gone, err, ch := l.durable >= index, epoch != nil && l.epoch != *epoch, l.err, l.changed
 		l.mu.Unlock()
 		switch {
 		case gone:
@@ -251,18 +258,8 @@ func (l *overlapLog) failedLocked() error {
 // flushTo waits until every entry up to index is on disk, or a write
 // failed.
 func (l *overlapLog) flushTo(index uint64) error {
-	for {
-		l.mu.Lock()
-		written, err, ch := l.durable >= index, l.err, l.changed
-		l.mu.Unlock()
-		switch {
-		case written:
-			return nil
-		case err != nil:
-			return err
-		}
-		<-ch
-	}
+	_, err := l.wait(index, nil, nil)
+	return err
 }
 
 // pendingLocked returns the entry at index if it waits for the writer.

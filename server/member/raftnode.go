@@ -82,7 +82,7 @@ func (n *Node) startRaft(ctx context.Context) (*memStores, error) {
 			// (capCommit), whether or not on this member's yet: a follower
 			// applies it while it writes. Not once a write failed: nothing
 			// is applied past an entry skipped (see waitDurable).
-			if n.trans != nil && index <= n.trans.leaderCommit.Load() && overlap.failed() == nil {
+			if index <= n.trans.leaderCommit.Load() && overlap.failed() == nil { // a clustered member has n.trans
 				return true
 			}
 			return overlap.waitDurable(index, n.quit)

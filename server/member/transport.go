@@ -280,15 +280,10 @@ func (t *peerTransport) holdAnswer(rpc raft.RPC, req *raft.AppendEntriesRequest)
 			answer <- raft.RPCResponse{Error: ErrClosed}
 			return
 		}
-		if resp, ok := a.Response.(*raft.AppendEntriesResponse); ok && resp.Success && a.Error == nil {
+		if resp, ok := a.Response.(*raft.AppendEntriesResponse); ok && a.Error == nil {
 			// Raft's leader reads only the response of a pipelined
-			// request, not its error: one that says Success must be true.
-			written, err := t.hold.waitWritten(upTo, epoch, t.quit)
-			if !written {
-				failed := *resp
-				failed.Success = false
-				a = raft.RPCResponse{Response: &failed, Error: err}
-			}
+			// request, not its error: the response itself says failure.
+			a.Response, a.Error = t.heldResponse(resp, upTo, epoch)
 		}
 		answer <- a
 	}
@@ -297,6 +292,23 @@ func (t *peerTransport) holdAnswer(rpc raft.RPC, req *raft.AppendEntriesRequest)
 	}
 	rpc.RespChan = got
 	return rpc, true
+}
+
+// heldResponse returns resp, Raft's answer to an AppendEntries whose
+// entries end at upTo, once it may be sent: if it says they were stored,
+// once they are on disk. It returns a copy that says the request failed
+// if they never will be as they were (the log's end was deleted since
+// epoch, a write failed, the node is stopping), with the error if any.
+func (t *peerTransport) heldResponse(resp *raft.AppendEntriesResponse, upTo, epoch uint64) (*raft.AppendEntriesResponse, error) {
+	if !resp.Success {
+		return resp, nil
+	}
+	if written, err := t.hold.waitWritten(upTo, epoch, t.quit); !written {
+		failed := *resp
+		failed.Success = false
+		return &failed, err
+	}
+	return resp, nil
 }
 
 // RequestVote implements raft.Transport, retrying on a stale connection.
