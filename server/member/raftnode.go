@@ -16,9 +16,11 @@ import (
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	wal "github.com/hashicorp/raft-wal"
+	"github.com/hashicorp/raft-wal/segment"
 	"go.etcd.io/bbolt"
 
 	"github.com/zkraft/zkraft/server/internal/hclogslog"
+	"github.com/zkraft/zkraft/server/member/walfs"
 	"github.com/zkraft/zkraft/tree"
 )
 
@@ -240,10 +242,35 @@ func openLogStore(kind, path string, logger hclog.Logger) (logStore, error) {
 		if err := os.MkdirAll(path, 0o755); err != nil {
 			return nil, err
 		}
-		return wal.Open(path, wal.WithLogger(logger))
+		vfs, err := walfs.New(path, wal.DefaultSegmentSize, logger)
+		if err != nil {
+			return nil, err
+		}
+		w, err := wal.Open(path, wal.WithLogger(logger), wal.WithSegmentSize(wal.DefaultSegmentSize),
+			wal.WithSegmentFiler(segment.NewFiler(path, vfs)))
+		if err != nil {
+			vfs.Close()
+			return nil, err
+		}
+		return walStore{w, vfs}, nil
 	}
 	return raftboltdb.New(raftboltdb.Options{Path: path,
 		BoltOptions: &bbolt.Options{NoFreelistSync: true, FreelistType: bbolt.FreelistMapType}})
+}
+
+// walStore is a raft-wal log over segment files zero-filled ahead of use
+// (see walfs); closing it closes both.
+type walStore struct {
+	*wal.WAL
+	vfs *walfs.FS
+}
+
+func (s walStore) Close() error {
+	err := s.WAL.Close()
+	if verr := s.vfs.Close(); err == nil {
+		err = verr
+	}
+	return err
 }
 
 // raftTransport returns the transport and the configuration to bootstrap:
