@@ -1,6 +1,8 @@
 package servertest_test
 
 import (
+	"log"
+	"os"
 	"testing"
 	"time"
 
@@ -21,7 +23,10 @@ func connect(t *testing.T, addr string, timeout time.Duration) (*zk.Conn, <-chan
 
 func dial(t *testing.T, addrs []string, timeout time.Duration) (*zk.Conn, <-chan zk.Event) {
 	t.Helper()
-	conn, events, err := zk.Connect(addrs, timeout, zk.WithLogInfo(false))
+	// go-zookeeper's own lines (a reconnect, a failed SetWatches) name the
+	// test whose client printed them: they may come after it ended.
+	logger := log.New(os.Stderr, t.Name()+": ", log.LstdFlags|log.Lmicroseconds)
+	conn, events, err := zk.Connect(addrs, timeout, zk.WithLogInfo(false), zk.WithLogger(logger))
 	require.NoError(t, err)
 	t.Cleanup(conn.Close)
 	return conn, events
