@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"sync"
@@ -66,10 +67,13 @@ type FS struct {
 var _ types.VFS = (*FS)(nil)
 
 // New returns the file system for the log in dir, whose segments are
-// segmentSize bytes. It removes a spare left half-written by a crash.
+// segmentSize bytes. It removes a spare left by an earlier run, whole or
+// half-written: only spares this process made are used.
 func New(dir string, segmentSize int, log hclog.Logger) (*FS, error) {
-	if err := os.Remove(filepath.Join(dir, spareTemp)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
+	for _, name := range []string{spareTemp, SpareName} {
+		if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
 	}
 	if log == nil {
 		log = hclog.NewNullLogger()
@@ -101,13 +105,16 @@ func (f *FS) OpenReader(dir, name string) (types.ReadableFile, error) {
 	return f.base.OpenReader(dir, name)
 }
 
-// OpenWriter opens the segment raft-wal appends to after a restart.
+// OpenWriter opens the segment raft-wal appends to after a restart. Its
+// first sync syncs the directory too: the run before may have crashed
+// after naming the file and before its directory was synced, and an
+// fdatasync does not write a rename.
 func (f *FS) OpenWriter(dir, name string) (types.WritableFile, error) {
 	file, err := os.OpenFile(filepath.Join(dir, name), os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, err
 	}
-	return f.segment(dir, file, false), nil
+	return f.segment(dir, file, true), nil
 }
 
 // Create creates the segment name: the spare renamed when one is ready
@@ -115,6 +122,9 @@ func (f *FS) OpenWriter(dir, name string) (types.WritableFile, error) {
 // does. Like raft-wal's, it leaves syncing the directory to the file's
 // first Sync.
 func (f *FS) Create(dir, name string, size uint64) (types.WritableFile, error) {
+	if size > math.MaxInt32 { // as raft-wal's own
+		return nil, fmt.Errorf("maximum file size is %d bytes", math.MaxInt32)
+	}
 	f.created.Add(1)
 	if dir == f.dir && int64(size) == f.size && size > 0 {
 		file, err := f.takeSpare(name)
@@ -123,7 +133,7 @@ func (f *FS) Create(dir, name string, size uint64) (types.WritableFile, error) {
 		}
 		if file != nil {
 			f.taken.Add(1)
-			return f.segment(dir, file, true), nil
+			return f.segment(dir, file, false), nil
 		}
 	}
 	file, err := os.OpenFile(filepath.Join(dir, name), os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o644)
@@ -137,45 +147,47 @@ func (f *FS) Create(dir, name string, size uint64) (types.WritableFile, error) {
 	return f.segment(dir, file, true), nil
 }
 
-// takeSpare renames a complete spare to name and opens it, or returns nil
-// if there is none to take.
+// takeSpare renames a complete spare to name, its directory synced, and
+// returns it open, or returns nil if there is none to take. SpareName only
+// ever names a complete spare.
 func (f *FS) takeSpare(name string) (*os.File, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.making {
-		f.log.Debug("the spare Raft log segment is not ready; preallocating the next", "segment", name)
-		return nil, nil
-	}
 	if f.closed {
 		return nil, nil
 	}
 	spare := filepath.Join(f.dir, SpareName)
-	info, err := os.Stat(spare)
+	file, err := os.OpenFile(spare, os.O_RDWR, 0o644)
 	if err != nil {
-		return nil, nil
-	}
-	if info.Size() != f.size { // made for another segment size
-		if err := os.Remove(spare); err != nil {
-			f.log.Warn("cannot remove a spare Raft log segment of the wrong size", "path", spare, "error", err)
+		if f.making {
+			f.log.Debug("the spare Raft log segment is not ready; preallocating the next", "segment", name)
 		}
 		return nil, nil
 	}
-	target := filepath.Join(f.dir, name)
-	if _, err := os.Lstat(target); err == nil {
-		return nil, fmt.Errorf("create %s: %w", target, fs.ErrExist)
+	if info, err := file.Stat(); err != nil || info.Size() != f.size {
+		file.Close()
+		return nil, nil
 	}
-	if err := os.Rename(spare, target); err != nil {
+	target := filepath.Join(f.dir, name)
+	if err := renameNoReplace(spare, target); err != nil {
+		file.Close()
+		return nil, fmt.Errorf("create %s: %w", target, err)
+	}
+	// The new name goes to disk before the log writes into the file: a
+	// crash must never leave the log's entries under the spare's name.
+	if err := syncDir(f.dir); err != nil {
+		file.Close()
 		return nil, err
 	}
 	f.log.Debug("the next Raft log segment is the spare", "segment", name)
-	return os.OpenFile(target, os.O_RDWR, 0o644)
+	return file, nil
 }
 
 // segment wraps a segment file: past half of it, a spare is made ready
-// for the next; a new one syncs its directory with its first sync.
-func (f *FS) segment(dir string, file *os.File, created bool) types.WritableFile {
+// for the next; with syncDir, its first sync syncs its directory too.
+func (f *FS) segment(dir string, file *os.File, syncDir bool) types.WritableFile {
 	s := &segmentFile{File: file, fs: f, dir: dir, half: f.size / 2}
-	s.dirSynced.Store(!created)
+	s.dirSynced.Store(!syncDir)
 	return s
 }
 
@@ -275,7 +287,7 @@ func (f *FS) makeSpare() (err error) {
 		if _, err := file.Write(zeros[:n]); err != nil {
 			return err
 		}
-		if err := writeBehind(file, written, n); err != nil {
+		if err := writeBehind(file, written-fillChunk, written, n); err != nil {
 			return err
 		}
 		written += n
@@ -288,6 +300,15 @@ func (f *FS) makeSpare() (err error) {
 	}
 	f.spares.Add(1)
 	return nil
+}
+
+// renameIfAbsent renames from to to unless to exists. raft-wal creates
+// segments one at a time, so nothing names to between the two steps.
+func renameIfAbsent(from, to string) error {
+	if _, err := os.Lstat(to); err == nil {
+		return &os.LinkError{Op: "rename", Old: from, New: to, Err: fs.ErrExist}
+	}
+	return os.Rename(from, to)
 }
 
 func syncDir(dir string) error {

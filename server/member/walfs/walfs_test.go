@@ -24,13 +24,14 @@ func newFS(t *testing.T, dir string) *FS {
 	return f
 }
 
-// waitSpare waits until a complete spare is in dir.
-func waitSpare(t *testing.T, dir string) {
+// waitSpare waits until a complete spare is in dir and its writer is done.
+func waitSpare(t *testing.T, f *FS) {
 	t.Helper()
 	require.Eventually(t, func() bool {
-		info, err := os.Stat(filepath.Join(dir, SpareName))
+		info, err := os.Stat(filepath.Join(f.dir, SpareName))
 		return err == nil && info.Size() == testSegment
 	}, 10*time.Second, time.Millisecond, "no spare segment")
+	waitIdle(t, f)
 }
 
 // A segment half written asks for a spare; the next segment is the spare
@@ -47,13 +48,14 @@ func TestFS_NextSegmentIsTheZeroedSpare(t *testing.T) {
 
 	_, err = first.WriteAt(bytes.Repeat([]byte{7}, 100), testSegment/2)
 	require.NoError(t, err)
-	waitSpare(t, dir)
+	waitSpare(t, f)
 	require.NoError(t, first.Sync())
 
 	second, err := f.Create(dir, "2.wal", testSegment)
 	require.NoError(t, err)
+	assert.Equal(t, int64(1), f.taken.Load(), "the spare was taken")
 	_, err = os.Stat(filepath.Join(dir, SpareName))
-	require.ErrorIs(t, err, os.ErrNotExist, "the spare was taken")
+	require.ErrorIs(t, err, os.ErrNotExist, "the spare was renamed")
 	data, err := os.ReadFile(filepath.Join(dir, "2.wal"))
 	require.NoError(t, err)
 	assert.Equal(t, make([]byte, testSegment), data, "a zeroed segment of the full size")
@@ -67,7 +69,7 @@ func TestFS_NextSegmentIsTheZeroedSpare(t *testing.T) {
 
 	_, err = second.WriteAt([]byte{1}, testSegment-1)
 	require.NoError(t, err)
-	waitSpare(t, dir)
+	waitSpare(t, f)
 	assert.Equal(t, int64(2), f.spares.Load())
 	require.NoError(t, first.Close())
 	require.NoError(t, second.Close())
@@ -81,7 +83,7 @@ func TestFS_CreateRefusesAnExistingName(t *testing.T) {
 	require.NoError(t, err)
 	_, err = seg.WriteAt([]byte{1}, testSegment-1)
 	require.NoError(t, err)
-	waitSpare(t, dir)
+	waitSpare(t, f)
 	_, err = f.Create(dir, "1.wal", testSegment)
 	require.ErrorIs(t, err, os.ErrExist)
 	_, err = os.Stat(filepath.Join(dir, SpareName))
@@ -89,37 +91,38 @@ func TestFS_CreateRefusesAnExistingName(t *testing.T) {
 	require.NoError(t, seg.Close())
 }
 
-// A spare left half-written by a crash is removed at open; one of another
-// segment size is not used.
+// Spares left by an earlier run, half-written or whole, are removed at
+// open and never used: one could hold a segment's entries if a crash lost
+// the segment's name (only a spare this process made is known clean).
 func TestFS_LeftoversFromEarlierRuns(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, spareTemp), []byte("partial"), 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, SpareName), make([]byte, 4096), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, SpareName), make([]byte, testSegment), 0o644))
 	f := newFS(t, dir)
-	_, err := os.Stat(filepath.Join(dir, spareTemp))
-	assert.ErrorIs(t, err, os.ErrNotExist)
-
+	for _, name := range []string{spareTemp, SpareName} {
+		_, err := os.Stat(filepath.Join(dir, name))
+		assert.ErrorIs(t, err, os.ErrNotExist, name)
+	}
 	seg, err := f.Create(dir, "1.wal", testSegment)
 	require.NoError(t, err)
+	assert.Zero(t, f.taken.Load(), "preallocated")
 	info, err := os.Stat(filepath.Join(dir, "1.wal"))
 	require.NoError(t, err)
-	assert.Equal(t, int64(testSegment), info.Size(), "preallocated, not the small spare")
-	_, err = os.Stat(filepath.Join(dir, SpareName))
-	assert.ErrorIs(t, err, os.ErrNotExist, "the wrong-sized spare is gone")
+	assert.Equal(t, int64(testSegment), info.Size())
 	require.NoError(t, seg.Close())
 }
 
 // Close stops a spare being written and leaves no part of it.
 func TestFS_CloseStopsASpareBeingWritten(t *testing.T) {
 	dir := t.TempDir()
-	f, err := New(dir, 256<<20, nil)
+	f, err := New(dir, 1<<30, nil) // far more than it writes before Close
 	require.NoError(t, err)
 	f.prepare()
 	require.NoError(t, f.Close())
-	_, err = os.Stat(filepath.Join(dir, spareTemp))
-	assert.ErrorIs(t, err, os.ErrNotExist)
-	if _, err := os.Stat(filepath.Join(dir, SpareName)); err == nil {
-		t.Log("the spare was complete before Close")
+	assert.Zero(t, f.spares.Load(), "stopped before it was complete")
+	for _, name := range []string{spareTemp, SpareName} {
+		_, err := os.Stat(filepath.Join(dir, name))
+		assert.ErrorIs(t, err, os.ErrNotExist, name)
 	}
 }
 

@@ -8,11 +8,13 @@ import (
 )
 
 // writeBehind starts writing the n bytes at off to disk, after waiting for
-// those written before them.
-func writeBehind(f *os.File, off, n int64) error {
+// the chunk before them, from prev, to be there (prev < 0: none).
+func writeBehind(f *os.File, prev, off, n int64) error {
 	fd := int(f.Fd())
-	if off > 0 {
-		if err := unix.SyncFileRange(fd, 0, off, unix.SYNC_FILE_RANGE_WAIT_BEFORE|unix.SYNC_FILE_RANGE_WRITE|unix.SYNC_FILE_RANGE_WAIT_AFTER); err != nil {
+	if prev >= 0 {
+		err := unix.SyncFileRange(fd, prev, off-prev,
+			unix.SYNC_FILE_RANGE_WAIT_BEFORE|unix.SYNC_FILE_RANGE_WRITE|unix.SYNC_FILE_RANGE_WAIT_AFTER)
+		if err != nil {
 			return err
 		}
 	}
@@ -20,7 +22,13 @@ func writeBehind(f *os.File, off, n int64) error {
 }
 
 // datasync makes f's data durable, and its size and blocks, not its times.
-func datasync(f *os.File) error { return unix.Fdatasync(int(f.Fd())) }
+func datasync(f *os.File) error {
+	for {
+		if err := unix.Fdatasync(int(f.Fd())); !errors.Is(err, unix.EINTR) {
+			return err
+		}
+	}
+}
 
 // preallocate reserves size bytes for f, extending it; where the file
 // system cannot, it only sets the size.
@@ -28,9 +36,26 @@ func preallocate(f *os.File, size int64) error {
 	if size == 0 {
 		return nil
 	}
-	err := unix.Fallocate(int(f.Fd()), 0, 0, size)
-	if errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.ENOSYS) {
-		return f.Truncate(size)
+	for {
+		err := unix.Fallocate(int(f.Fd()), 0, 0, size)
+		switch {
+		case errors.Is(err, unix.EINTR):
+			continue
+		case errors.Is(err, unix.EOPNOTSUPP), errors.Is(err, unix.ENOSYS):
+			return f.Truncate(size)
+		}
+		return err
 	}
-	return err
+}
+
+// renameNoReplace renames from to to, failing if to exists.
+func renameNoReplace(from, to string) error {
+	err := unix.Renameat2(unix.AT_FDCWD, from, unix.AT_FDCWD, to, unix.RENAME_NOREPLACE)
+	if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) { // a file system without it
+		return renameIfAbsent(from, to)
+	}
+	if err != nil {
+		return &os.LinkError{Op: "rename", Old: from, New: to, Err: err}
+	}
+	return nil
 }
