@@ -71,7 +71,7 @@ func TestInspector_SessionsAndWatches(t *testing.T) {
 	in := srv.Inspect()
 	sessions := in.Sessions()
 	require.Len(t, sessions, 2)
-	assert.Equal(t, servertest.Session{ID: a.SessionID(), Timeout: 10 * time.Second, Ephemerals: []string{"/a"},
+	assert.Equal(t, servertest.Session{ID: a.SessionID(), Timeout: sessionTimeout, Ephemerals: []string{"/a"},
 		Watches: []server.Watch{{Session: a.SessionID(), Path: "/nothing", Kind: server.DataWatch}}}, sessions[0])
 	assert.Equal(t, []server.Watch{
 		{Session: b.SessionID(), Path: "/", Kind: server.ChildWatch},

@@ -16,13 +16,19 @@ import (
 
 var openACL = zk.WorldACL(zk.PermAll)
 
+// sessionTimeout is what session asks for: the most the test servers
+// grant, so that a client stalled by a loaded machine does not time out
+// its connection and reconnect (go-zookeeper v1.0.4 races with itself when
+// a connection with watches reconnects: go-zookeeper/zk#35).
+const sessionTimeout = 30 * time.Second
+
 // session connects and waits for the session, closed with the test. The
 // address is listed twice: go-zookeeper fails the requests queued while it
 // reconnects with ErrNoServer once it has tried every address it has,
 // which with a single one is at every reconnect.
 func session(t *testing.T, addr string) *zk.Conn {
 	t.Helper()
-	conn, events := dial(t, []string{addr, addr}, 10*time.Second)
+	conn, events := dial(t, []string{addr, addr}, sessionTimeout)
 	waitState(t, events, zk.StateHasSession)
 	return conn
 }
