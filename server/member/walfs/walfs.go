@@ -118,9 +118,9 @@ func (f *FS) OpenWriter(dir, name string) (types.WritableFile, error) {
 }
 
 // Create creates the segment name: the spare renamed when one is ready
-// for this size, else a file preallocated as raft-wal's own file system
-// does. Like raft-wal's, it leaves syncing the directory to the file's
-// first Sync.
+// for this size (its directory synced at once), else a file preallocated
+// as raft-wal's own file system does, whose directory is synced, like
+// raft-wal's, with the file's first Sync.
 func (f *FS) Create(dir, name string, size uint64) (types.WritableFile, error) {
 	if size > math.MaxInt32 { // as raft-wal's own
 		return nil, fmt.Errorf("maximum file size is %d bytes", math.MaxInt32)
@@ -184,10 +184,10 @@ func (f *FS) takeSpare(name string) (*os.File, error) {
 }
 
 // segment wraps a segment file: past half of it, a spare is made ready
-// for the next; with syncDir, its first sync syncs its directory too.
-func (f *FS) segment(dir string, file *os.File, syncDir bool) types.WritableFile {
+// for the next; with needDirSync, its first sync syncs its directory too.
+func (f *FS) segment(dir string, file *os.File, needDirSync bool) types.WritableFile {
 	s := &segmentFile{File: file, fs: f, dir: dir, half: f.size / 2}
-	s.dirSynced.Store(!syncDir)
+	s.dirSynced.Store(!needDirSync)
 	return s
 }
 
