@@ -106,11 +106,12 @@ type Config struct {
 	// DataLogDir, when set, holds the Raft log and stable store instead of
 	// DataDir (zoo.cfg dataLogDir, where ZooKeeper keeps its transaction log).
 	DataLogDir string
-	// LogStore is where a durable member keeps its Raft log: LogStoreBolt
-	// (raft-boltdb, one file; the default) or LogStoreWAL (hashicorp's
-	// raft-wal, segment files; about twice the write throughput here, see
-	// the README). A data log dir that already holds a log keeps its kind,
-	// whatever this says (zoo.cfg zkraft.logStore; no ZooKeeper key).
+	// LogStore is where a durable member keeps its Raft log: LogStoreWAL
+	// (hashicorp's raft-wal, segment files; the default) or LogStoreBolt
+	// (raft-boltdb, one file; the default before 2026-11-27, about half
+	// the write throughput here, see the README). A data log dir that
+	// already holds a log keeps its kind, whatever this says (zoo.cfg
+	// zkraft.logStore; no ZooKeeper key).
 	LogStore string
 	// SnapCount is how many log entries a durable member writes between
 	// snapshots (zookeeper.snapCount). Default 100000.

@@ -66,7 +66,7 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	window := fs.Duration("window", 30*time.Second, "length of each checked window")
 	members := fs.Int("members", 3, "cluster members")
 	durable := fs.Bool("durable", false, "members keep a Raft log and snapshots on disk")
-	logStore := fs.String("log-store", "", `durable members' Raft log store: "boltdb" (the default) or "wal"; implies -durable`)
+	logStore := fs.String("log-store", "", `durable members' Raft log store: "wal" (the default) or "boltdb"; implies -durable`)
 	nemesis := fs.String("nemesis", "all", "faults, comma-separated, or all: "+strings.Join(allFaults(), ", "))
 	clients := fs.Int("clients", 5, "client sessions")
 	keys := fs.Int("keys", 3, "registers per window")
@@ -111,7 +111,7 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	if *logStore != "" {
 		*durable = true
 	} else if *durable {
-		*logStore = "boltdb"
+		*logStore = "wal"
 	}
 	cluster, err := chaos.StartProcesses(*bin, *dir, *members, *logStore)
 	if err != nil {

@@ -13,12 +13,13 @@ import (
 
 // TestLogStore_KindFollowsTheDataDir: a log dir that holds a log keeps
 // its kind whatever the configuration asks; an empty one takes the
-// configured kind, boltdb by default.
+// configured kind, wal by default.
 func TestLogStore_KindFollowsTheDataDir(t *testing.T) {
 	for _, tc := range []struct {
 		name, holds, configured, want string
 	}{
-		{"empty, default", "", "", LogStoreBolt},
+		{"empty, default", "", "", LogStoreWAL},
+		{"empty, boltdb", "", LogStoreBolt, LogStoreBolt},
 		{"empty, wal", "", LogStoreWAL, LogStoreWAL},
 		{"holds boltdb, wal configured", LogFile, LogStoreWAL, LogStoreBolt},
 		{"holds wal, default", WALDir, "", LogStoreWAL},

@@ -73,7 +73,7 @@ type Config struct {
 	LeaderLease     time.Duration // see server.Config.LeaderLease
 	DataDir         string
 	DataLogDir      string
-	LogStore        string // LogStoreBolt (""), or LogStoreWAL; see server.Config.LogStore
+	LogStore        string // LogStoreWAL (""), or LogStoreBolt; see server.Config.LogStore
 	SnapCount       int
 	SnapRetainCount int
 	RaftListener    net.Listener
@@ -131,10 +131,12 @@ func (c *Config) LogDir() string {
 // The stores a durable member may keep its Raft log and stable state in.
 const (
 	// LogStoreBolt is hashicorp/raft-boltdb/v2: one file, LogFile. The
-	// default.
+	// default until 2026-11-27; data dirs it made keep it.
 	LogStoreBolt = "boltdb"
-	// LogStoreWAL is hashicorp/raft-wal: append-only segment files and a
-	// small metadata database in WALDir, one fsync per append.
+	// LogStoreWAL is hashicorp/raft-wal: append-only segment files (see
+	// walfs) and a small metadata database in WALDir, one fsync per
+	// append. The default: measured alone on 2026-11-27, a standalone
+	// server made 82k setData/s with it against 43k with raft-boltdb.
 	LogStoreWAL = "wal"
 )
 
@@ -158,13 +160,13 @@ func LogStoreIn(dir string) string {
 // LogStoreKind returns the store this member keeps its log in: the one
 // its log dir already holds, whatever the configuration asks (so that a
 // changed setting never starts a member from an empty log), else the
-// configured one, else LogStoreBolt.
+// configured one, else LogStoreWAL.
 func (c *Config) LogStoreKind() string {
 	if kind := LogStoreIn(c.LogDir()); kind != "" {
 		return kind
 	}
 	if c.LogStore == "" {
-		return LogStoreBolt
+		return LogStoreWAL
 	}
 	return c.LogStore
 }
