@@ -21,6 +21,7 @@ func TestLogStore_KindFollowsTheDataDir(t *testing.T) {
 		{"empty, default", "", "", LogStoreWAL},
 		{"empty, boltdb", "", LogStoreBolt, LogStoreBolt},
 		{"empty, wal", "", LogStoreWAL, LogStoreWAL},
+		{"holds boltdb, default", LogFile, "", LogStoreBolt},
 		{"holds boltdb, wal configured", LogFile, LogStoreWAL, LogStoreBolt},
 		{"holds wal, default", WALDir, "", LogStoreWAL},
 		{"holds wal, boltdb configured", WALDir, LogStoreBolt, LogStoreWAL},
