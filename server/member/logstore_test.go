@@ -11,6 +11,31 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// A member whose data log dir is set but empty while its data dir holds
+// the log refuses to start: it would lose the log, its term and its vote.
+func TestLogStore_MisplacedLogRefused(t *testing.T) {
+	for _, holds := range []string{LogFile, WALDir} {
+		t.Run(holds, func(t *testing.T) {
+			data, logs := t.TempDir(), t.TempDir()
+			require.NoError(t, os.Mkdir(filepath.Join(data, holds), 0o755))
+			cfg := Config{DataDir: data, DataLogDir: logs}
+			assert.ErrorContains(t, cfg.misplacedLog(), "is in the data dir")
+
+			require.NoError(t, os.Mkdir(filepath.Join(logs, WALDir), 0o755))
+			assert.NoError(t, cfg.misplacedLog(), "the data log dir holds a log: it is used")
+		})
+	}
+	data := t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(data, WALDir), 0o755))
+	for _, cfg := range []Config{
+		{DataDir: data},                                 // no data log dir
+		{DataDir: data, DataLogDir: data},               // the same dir
+		{DataDir: t.TempDir(), DataLogDir: t.TempDir()}, // nothing anywhere: a new member
+	} {
+		assert.NoError(t, cfg.misplacedLog())
+	}
+}
+
 // TestLogStore_KindFollowsTheDataDir: a log dir that holds a log keeps
 // its kind whatever the configuration asks; an empty one takes the
 // configured kind, wal by default.

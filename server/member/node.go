@@ -171,6 +171,22 @@ func (c *Config) LogStoreKind() string {
 	return c.LogStore
 }
 
+// misplacedLog returns an error when a separate data log dir holds no
+// log while the data dir holds one: dataLogDir was set after the member
+// kept its log in dataDir. Starting would open an empty log beside the old
+// one and lose what the log held, the term and the vote with it, so that
+// the member could vote twice in one term.
+func (c *Config) misplacedLog() error {
+	if c.DataLogDir == "" || filepath.Clean(c.DataLogDir) == filepath.Clean(c.DataDir) || LogStoreIn(c.DataLogDir) != "" {
+		return nil
+	}
+	if kind := LogStoreIn(c.DataDir); kind != "" {
+		return fmt.Errorf("the Raft log (%s) is in the data dir %s, but the data log dir %s holds none: "+
+			"move the log there or leave dataLogDir unset", kind, c.DataDir, c.DataLogDir)
+	}
+	return nil
+}
+
 // LogPath returns the file or directory the Raft log is kept in.
 func (c *Config) LogPath() string {
 	if c.LogStoreKind() == LogStoreWAL {

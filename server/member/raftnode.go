@@ -204,6 +204,9 @@ func (n *Node) raftStores(logger hclog.Logger) (raft.LogStore, raft.StableStore,
 	if err := os.MkdirAll(n.cfg.DataDir, 0o755); err != nil {
 		return nil, nil, nil, fmt.Errorf("create data dir: %w", err)
 	}
+	if err := n.cfg.misplacedLog(); err != nil {
+		return nil, nil, nil, err
+	}
 	logDir := n.cfg.LogDir()
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		return nil, nil, nil, fmt.Errorf("create data log dir: %w", err)
