@@ -177,8 +177,8 @@ func (c *Config) LogStoreKind() string {
 // one and lose what the log held, the term and the vote with it, so that
 // the member could vote twice in one term.
 func (c *Config) misplacedLog() error {
-	if c.DataLogDir == "" || filepath.Clean(c.DataLogDir) == filepath.Clean(c.DataDir) || LogStoreIn(c.DataLogDir) != "" {
-		return nil
+	if c.DataLogDir == "" || LogStoreIn(c.DataLogDir) != "" {
+		return nil // also when the two are one dir: what one holds, so does the other
 	}
 	if kind := LogStoreIn(c.DataDir); kind != "" {
 		return fmt.Errorf("the Raft log (%s) is in the data dir %s, but the data log dir %s holds none: "+

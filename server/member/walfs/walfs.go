@@ -149,7 +149,8 @@ func (f *FS) Create(dir, name string, size uint64) (types.WritableFile, error) {
 
 // takeSpare renames a complete spare to name, its directory synced, and
 // returns it open, or returns nil if there is none to take. SpareName only
-// ever names a complete spare.
+// ever names a complete spare of f.size bytes: New removes any an earlier
+// run left, and makeSpare renames one to it only once written and synced.
 func (f *FS) takeSpare(name string) (*os.File, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -162,10 +163,6 @@ func (f *FS) takeSpare(name string) (*os.File, error) {
 		if f.making {
 			f.log.Debug("the spare Raft log segment is not ready; preallocating the next", "segment", name)
 		}
-		return nil, nil
-	}
-	if info, err := file.Stat(); err != nil || info.Size() != f.size {
-		file.Close()
 		return nil, nil
 	}
 	target := filepath.Join(f.dir, name)
@@ -287,7 +284,7 @@ func (f *FS) makeSpare() (err error) {
 		if _, err := file.Write(zeros[:n]); err != nil {
 			return err
 		}
-		if err := writeBehind(file, written-fillChunk, written, n); err != nil {
+		if err := writeBehind(file, written, n); err != nil {
 			return err
 		}
 		written += n

@@ -8,10 +8,11 @@ import (
 )
 
 // writeBehind starts writing the n bytes at off to disk, after waiting for
-// the chunk before them, from prev, to be there (prev < 0: none).
-func writeBehind(f *os.File, prev, off, n int64) error {
+// the chunk before them (fillChunk bytes) to be there.
+func writeBehind(f *os.File, off, n int64) error {
 	fd := int(f.Fd())
-	if prev >= 0 {
+	if off > 0 {
+		prev := max(0, off-fillChunk)
 		err := unix.SyncFileRange(fd, prev, off-prev,
 			unix.SYNC_FILE_RANGE_WAIT_BEFORE|unix.SYNC_FILE_RANGE_WRITE|unix.SYNC_FILE_RANGE_WAIT_AFTER)
 		if err != nil {

@@ -9,7 +9,7 @@ import "os"
 const writeBehindEvery = 4 << 20
 
 // writeBehind syncs the file every writeBehindEvery bytes.
-func writeBehind(f *os.File, _, off, n int64) error {
+func writeBehind(f *os.File, off, n int64) error {
 	if (off+n)%writeBehindEvery == 0 {
 		return f.Sync()
 	}
