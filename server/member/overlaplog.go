@@ -4,11 +4,12 @@ import (
 	"errors"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/raft"
 )
 
-// overlapLog lets a durable cluster member send and take new entries
+// overlapLog lets a durable member send and take new entries
 // while it writes the ones before to its own disk, as a ZooKeeper leader
 // sends a proposal while it logs it and a follower takes the next while
 // it logs one. hashicorp/raft's leader writes its log before it
@@ -37,6 +38,11 @@ import (
 // applies without waiting for its own disk what a leader said is
 // committed: that is on a majority's disks already.
 //
+// A standalone server is a leader whose majority is itself: its state
+// machine waits for its own disk before it applies anything, and its
+// writer waits a little after each write for its clients' next requests
+// to share the next (gatherer).
+//
 // An entry a member lost in a crash before its write was done had been
 // acknowledged by no one, so a later leader may replace it, as with any
 // entry not committed. Entries that change the cluster (a leader's first
@@ -58,6 +64,13 @@ type overlapLog struct {
 	closed  bool
 	wake    chan struct{} // the writer has entries to write
 	done    chan struct{} // the writer has ended
+
+	// gather, set before the first StoreLogs (on a standalone server), is
+	// the longest the writer waits after a write for entries to share the
+	// next one (see gatherer); 0: it does not wait. now is the writer's
+	// clock, time.Now but in tests.
+	gather time.Duration
+	now    func() time.Time
 }
 
 // errLogClosed is what a call after close gets.
@@ -68,13 +81,73 @@ var errLogClosed = errors.New("raft log closed")
 // leader's requests faster than its disk writes them).
 const maxQueuedBytes = 64 << 20
 
+// standaloneGather is a standalone server's overlapLog.gather.
+const standaloneGather = 2 * time.Millisecond
+
+// gatherer holds a writer's wait for entries to share its next write.
+// A standalone server acknowledges the entries of a write as soon as the
+// write ends, and its clients, as a rule, send their next requests at
+// once. Without a wait those come while the next write, of the entries
+// queued meanwhile, is under way, and wait for the write after it: each
+// client is served by every other write only, as if half of them were
+// there (ZooKeeper flushes as this writer did without it). So after each
+// write the writer waits until as many entries wait as were queued when it
+// ended plus those it let through, or until as long as that write took
+// (at most overlapLog.gather) has passed since it ended, whichever comes
+// first. A client that sends one write and waits for its answer is not
+// held at all (its write is the one expected), and clients that do not
+// come back cost at most one write's time.
+type gatherer struct {
+	expect int           // the entries to wait for
+	ended  time.Time     // when the last write ended
+	took   time.Duration // how long it took
+	timer  *time.Timer
+}
+
+// wait waits until l holds the entries expected, the time allowed has
+// passed or l closes.
+func (g *gatherer) wait(l *overlapLog) {
+	if g.expect == 0 {
+		return
+	}
+	deadline := g.ended.Add(min(g.took, l.gather))
+	for {
+		l.mu.Lock()
+		enough := len(l.pending) >= g.expect || l.closed
+		l.mu.Unlock()
+		d := deadline.Sub(l.now())
+		if enough || d <= 0 {
+			return
+		}
+		if g.timer == nil {
+			g.timer = time.NewTimer(d)
+		} else {
+			g.timer.Reset(d)
+		}
+		select {
+		case _, ok := <-l.wake:
+			if !ok {
+				return
+			}
+		case <-g.timer.C:
+			return
+		}
+	}
+}
+
+// wrote records a write of n entries, started at start, after which
+// queued entries waited.
+func (g *gatherer) wrote(n, queued int, start, ended time.Time) {
+	g.ended, g.took, g.expect = ended, ended.Sub(start), n+queued
+}
+
 // newOverlapLog returns the log over store, its writer started.
 func newOverlapLog(store raft.LogStore) (*overlapLog, error) {
 	last, err := store.LastIndex()
 	if err != nil {
 		return nil, err
 	}
-	l := &overlapLog{store: store, durable: last,
+	l := &overlapLog{store: store, durable: last, now: time.Now,
 		changed: make(chan struct{}), wake: make(chan struct{}, 1), done: make(chan struct{})}
 	go l.write()
 	return l, nil
@@ -84,14 +157,19 @@ func newOverlapLog(store raft.LogStore) (*overlapLog, error) {
 // append, until close.
 func (l *overlapLog) write() {
 	defer close(l.done)
+	var g gatherer
 	for range l.wake {
 		for {
+			if l.gather > 0 {
+				g.wait(l)
+			}
 			l.mu.Lock()
 			batch := l.pending
 			l.mu.Unlock()
 			if len(batch) == 0 {
 				break
 			}
+			start := l.now()
 			err := l.store.StoreLogs(batch)
 			l.mu.Lock()
 			if err != nil {
@@ -106,6 +184,7 @@ func (l *overlapLog) write() {
 				n := copy(l.pending, l.pending[len(batch):])
 				clear(l.pending[n:])
 				l.pending = l.pending[:n]
+				g.wrote(len(batch), n, start, l.now())
 			}
 			l.signalLocked()
 			l.mu.Unlock()

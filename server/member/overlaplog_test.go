@@ -156,6 +156,47 @@ func TestOverlapLog_WritesWhatWaitsInOneAppend(t *testing.T) {
 	assert.Equal(t, [][]uint64{{1}, {2, 3, 4, 5}}, store.made())
 }
 
+// A standalone server's writer (gather set) waits after a write until as
+// many entries wait as were queued when it ended plus those it wrote, for
+// at most as long as the write took: the clients it just answered come
+// back and share the next write. Its clock is the test's: writes take
+// what the test says, and only the entry counts decide.
+func TestOverlapLog_GatherWaitsForTheEntriesExpected(t *testing.T) {
+	store, l := newTestLog(t)
+	var clock atomic.Int64
+	l.now = func() time.Time { return time.Unix(0, clock.Load()) }
+	l.gather = 2 * time.Hour
+	written := func(index uint64) func() bool { return func() bool { return l.written(index) } }
+
+	// A write of entry 1 takes an hour; entry 2 comes meanwhile. After it,
+	// two entries are expected (2, and 1's client back): 2 waits for 3.
+	store.hold()
+	require.NoError(t, l.StoreLogs(entries(1, 1)))
+	store.awaitWriter(t)
+	clock.Add(int64(time.Hour))
+	require.NoError(t, l.StoreLogs(entries(2, 2)))
+	store.release()
+	eventually(t, "entry 1 written", written(1))
+	require.NoError(t, l.StoreLogs(entries(3, 3)))
+	eventually(t, "entries 2 and 3 written", written(3))
+
+	// That write took no time: whatever it expects, entry 4 goes at once.
+	require.NoError(t, l.StoreLogs(entries(4, 4)))
+	eventually(t, "entry 4 written alone", written(4))
+
+	// A client that writes and waits is not held: after a write of one
+	// entry that took an hour, its next entry is the one expected.
+	store.hold()
+	require.NoError(t, l.StoreLogs(entries(5, 5)))
+	store.awaitWriter(t)
+	clock.Add(int64(time.Hour))
+	store.release()
+	eventually(t, "entry 5 written", written(5))
+	require.NoError(t, l.StoreLogs(entries(6, 6)))
+	eventually(t, "entry 6 written without waiting for the hour", written(6))
+	assert.Equal(t, [][]uint64{{1}, {2, 3}, {4}, {5}, {6}}, store.made())
+}
+
 // What a transport holds a follower's answer for: waitWritten tells when
 // the entries are on disk, reports false once the log's end was deleted
 // since its epoch was taken (not when the oldest entries were), and
@@ -410,6 +451,47 @@ func TestOverlapLog_ACommitWaitsForTheLeadersDisk(t *testing.T) {
 			return ok
 		})
 	}
+}
+
+// A standalone server's Raft commits an entry as soon as its log took it,
+// before the disk has it; its state machine applies nothing, so no reader
+// sees it and no client hears of it, until the disk does.
+func TestOverlapLog_AStandaloneServerAppliesNothingItsDiskLacks(t *testing.T) {
+	var store *heldStore
+	n := New(Config{ServerID: 1, TickTime: 100 * time.Millisecond, RaftTimeout: 100 * time.Millisecond,
+		SnapCount: 100000, SnapRetainCount: 3, Logger: quietLogger(), DataDir: t.TempDir(), LogStore: LogStoreWAL,
+		wrapLogStore: func(s raft.LogStore) raft.LogStore {
+			store = &heldStore{LogStore: s}
+			return store
+		}}, raftfsm.New(nil), nopHost{})
+	t.Cleanup(func() { n.Stop(); n.Wait() })
+	require.NoError(t, n.Start())
+	propose := func(session int64) {
+		cmd := &raftfsm.Command{Type: raftfsm.TypeCreateSession, Session: session, Timeout: 30000,
+			Passwd: make([]byte, 16), Time: time.Now().UnixMilli()}
+		n.Propose(cmd.Encode(), 0)
+	}
+	applied := func(session int64) func() bool {
+		return func() bool {
+			_, ok := n.fsm.Session(session)
+			return ok
+		}
+	}
+	propose(1)
+	eventually(t, "the first session applied", applied(1))
+
+	r := n.raftNow()
+	before := r.LastIndex()
+	zxid := n.fsm.LastZxid()
+	store.hold()
+	t.Cleanup(store.release) // before the node stops, should the test fail
+	propose(2)
+	eventually(t, "Raft to commit the second session", func() bool { return r.CommitIndex() > before })
+	store.awaitWriter(t)
+	assert.Equal(t, zxid, n.fsm.LastZxid(), "applied an entry the disk does not have")
+	assert.False(t, applied(2)(), "the second session applied before the disk has it")
+	store.release()
+	eventually(t, "the second session applied once written", applied(2))
 }
 
 // A durable follower applies what the leader says is committed while its
