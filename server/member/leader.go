@@ -53,6 +53,9 @@ func (n *Node) watchLeadership() {
 			n.leaderChanged()
 		}
 		n.checkPresent(isLeader)
+		if n.logBroken() {
+			continue
+		}
 		known, goneSince := n.knownLeader()
 		if known != "" {
 			if !electing.IsZero() {
@@ -79,6 +82,36 @@ func (n *Node) watchLeadership() {
 		if time.Since(leaderless) > n.quorumLossTimeout() {
 			n.setServing(false, "no leader: not serving clients until one is elected")
 		}
+	}
+}
+
+// logBroken reports whether this member's log failed to write, and if so
+// stops serving clients: its state machine waits for ever for the entries
+// the log did not write, and its clients' writes with it. They must go, to
+// another member or, on a standalone server, to an operator (ZooKeeper
+// exits on such a failure).
+func (n *Node) logBroken() bool {
+	if n.durableLog == nil {
+		return false
+	}
+	err := n.durableLog.failed()
+	if err == nil {
+		return false
+	}
+	if n.logFailReported.CompareAndSwap(false, true) {
+		n.log.Error("the Raft log failed to write: not serving clients until restarted", "err", err)
+	}
+	n.setServing(false, "not serving clients: the Raft log failed to write")
+	return true
+}
+
+// watchLog stops a standalone server serving once its log failed to write
+// (a cluster member's watchLeadership sees to it).
+func (n *Node) watchLog() {
+	select {
+	case <-n.quit:
+	case <-n.durableLog.broken:
+		n.logBroken()
 	}
 }
 

@@ -60,17 +60,22 @@ type overlapLog struct {
 	// entries stored before one must not say they are here.
 	epoch   uint64
 	err     error         // a write failed: every later call fails with it
+	broken  chan struct{} // closed when err is set
 	changed chan struct{} // closed (and replaced) when durable or err changes
 	closed  bool
 	wake    chan struct{} // the writer has entries to write
 	done    chan struct{} // the writer has ended
 
-	// gather, set before the first StoreLogs (on a standalone server), is
-	// the longest the writer waits after a write for entries to share the
-	// next one (see gatherer); 0: it does not wait. now is the writer's
-	// clock, time.Now but in tests.
+	// gather (a standalone server's) is the longest the writer waits after
+	// a write for entries to share the next one (see gatherer); 0: it does
+	// not wait. now is the writer's clock: time.Now, or a test's, set
+	// before the first StoreLogs.
 	gather time.Duration
 	now    func() time.Time
+	// urgent counts the callers waiting for the disk while they hold
+	// Raft up (flushNow): no more entries can come meanwhile, and the
+	// writer does not wait for any.
+	urgent int
 }
 
 // errLogClosed is what a call after close gets.
@@ -92,17 +97,30 @@ const standaloneGather = 2 * time.Millisecond
 // client is served by every other write only, as if half of them were
 // there (ZooKeeper flushes as this writer did without it). So after each
 // write the writer waits until as many entries wait as were queued when it
-// ended plus those it let through, or until as long as that write took
-// (at most overlapLog.gather) has passed since it ended, whichever comes
-// first. A client that sends one write and waits for its answer is not
-// held at all (its write is the one expected), and clients that do not
-// come back cost at most one write's time.
+// ended plus those it wrote, or until as long as that write took has
+// passed since it ended, whichever comes first. A client that sends one
+// write and waits for its answer is not held at all (its write is the one
+// expected).
+//
+// Clients that do not come back at once (they read between writes, or
+// think) would make every write wait its whole time, so the wait allowed
+// adapts: halved by each wait that ran out, doubled (up to
+// overlapLog.gather) by each that got what it expected. Below
+// minGatherAllow the writer stops waiting, and tries again with that much
+// once every gatherRetry writes.
 type gatherer struct {
-	expect int           // the entries to wait for
-	ended  time.Time     // when the last write ended
-	took   time.Duration // how long it took
-	timer  *time.Timer
+	expect  int           // the entries to wait for
+	ended   time.Time     // when the last write ended
+	took    time.Duration // how long it took
+	allow   time.Duration // the longest the next wait may last; 0: no wait
+	skipped int           // writes not waited for since allow fell to 0
+	timer   *time.Timer
 }
+
+const (
+	minGatherAllow = 50 * time.Microsecond
+	gatherRetry    = 64
+)
 
 // wait waits until l holds the entries expected, the time allowed has
 // passed or l closes.
@@ -110,19 +128,31 @@ func (g *gatherer) wait(l *overlapLog) {
 	if g.expect == 0 {
 		return
 	}
-	deadline := g.ended.Add(min(g.took, l.gather))
-	for {
-		l.mu.Lock()
-		enough := len(l.pending) >= g.expect || l.closed
-		l.mu.Unlock()
-		d := deadline.Sub(l.now())
-		if enough || d <= 0 {
+	if g.allow == 0 {
+		if g.skipped++; g.skipped < gatherRetry {
 			return
 		}
-		if g.timer == nil {
-			g.timer = time.NewTimer(d)
-		} else {
-			g.timer.Reset(d)
+		g.skipped, g.allow = 0, minGatherAllow
+	}
+	d := g.ended.Add(min(g.took, g.allow)).Sub(l.now())
+	if d <= 0 { // nothing to learn from: the time passed before the wait
+		return
+	}
+	if g.timer == nil {
+		g.timer = time.NewTimer(d)
+	} else {
+		g.timer.Reset(d) // a stale expiry is dropped (Go 1.23 on)
+	}
+	for {
+		l.mu.Lock()
+		enough, urgent := len(l.pending) >= g.expect, l.urgent > 0 || l.closed
+		l.mu.Unlock()
+		switch {
+		case enough:
+			g.allow = min(2*g.allow, l.gather)
+			return
+		case urgent:
+			return
 		}
 		select {
 		case _, ok := <-l.wake:
@@ -130,6 +160,10 @@ func (g *gatherer) wait(l *overlapLog) {
 				return
 			}
 		case <-g.timer.C:
+			g.allow /= 2
+			if g.allow < minGatherAllow {
+				g.allow = 0
+			}
 			return
 		}
 	}
@@ -141,13 +175,14 @@ func (g *gatherer) wrote(n, queued int, start, ended time.Time) {
 	g.ended, g.took, g.expect = ended, ended.Sub(start), n+queued
 }
 
-// newOverlapLog returns the log over store, its writer started.
-func newOverlapLog(store raft.LogStore) (*overlapLog, error) {
+// newOverlapLog returns the log over store, its writer started, which
+// gathers (see overlapLog.gather) if gather is above 0.
+func newOverlapLog(store raft.LogStore, gather time.Duration) (*overlapLog, error) {
 	last, err := store.LastIndex()
 	if err != nil {
 		return nil, err
 	}
-	l := &overlapLog{store: store, durable: last, now: time.Now,
+	l := &overlapLog{store: store, durable: last, gather: gather, now: time.Now, broken: make(chan struct{}),
 		changed: make(chan struct{}), wake: make(chan struct{}, 1), done: make(chan struct{})}
 	go l.write()
 	return l, nil
@@ -157,7 +192,7 @@ func newOverlapLog(store raft.LogStore) (*overlapLog, error) {
 // append, until close.
 func (l *overlapLog) write() {
 	defer close(l.done)
-	var g gatherer
+	g := gatherer{allow: l.gather}
 	for range l.wake {
 		for {
 			if l.gather > 0 {
@@ -174,6 +209,7 @@ func (l *overlapLog) write() {
 			l.mu.Lock()
 			if err != nil {
 				l.err = err
+				close(l.broken) // the writer ends on its first failure
 			} else {
 				l.durable = batch[len(batch)-1].Index
 				for _, e := range batch {
@@ -299,7 +335,7 @@ func (l *overlapLog) StoreLogs(logs []*raft.Log) error {
 		// snapshot past it. What is queued goes first.
 		last := l.pending[n-1].Index
 		l.mu.Unlock()
-		if err := l.flushTo(last); err != nil {
+		if err := l.flushNow(last); err != nil {
 			return err
 		}
 		l.mu.Lock()
@@ -321,7 +357,27 @@ func (l *overlapLog) StoreLogs(logs []*raft.Log) error {
 	if !wait {
 		return nil
 	}
-	return l.flushTo(logs[len(logs)-1].Index)
+	return l.flushNow(logs[len(logs)-1].Index)
+}
+
+// flushNow is flushTo for a caller that holds Raft up while it waits: the
+// writer does not wait for more entries meanwhile (see urgent).
+func (l *overlapLog) flushNow(index uint64) error {
+	l.mu.Lock()
+	l.urgent++
+	if !l.closed { // under mu: Close closes wake under it
+		select { // a writer waiting for entries must look again
+		case l.wake <- struct{}{}:
+		default:
+		}
+	}
+	l.mu.Unlock()
+	defer func() {
+		l.mu.Lock()
+		l.urgent--
+		l.mu.Unlock()
+	}()
+	return l.flushTo(index)
 }
 
 func (l *overlapLog) failedLocked() error {
@@ -404,7 +460,7 @@ func (l *overlapLog) DeleteRange(lo, hi uint64) error {
 	}
 	l.mu.Unlock()
 	if waiting {
-		if err := l.flushTo(last); err != nil {
+		if err := l.flushNow(last); err != nil {
 			return err
 		}
 	}

@@ -99,8 +99,14 @@ func entries(from, to uint64) []*raft.Log {
 // newTestLog returns an overlapLog over a heldStore.
 func newTestLog(t *testing.T) (*heldStore, *overlapLog) {
 	t.Helper()
+	return newGatheringTestLog(t, 0)
+}
+
+// newGatheringTestLog is newTestLog with the writer's gather set.
+func newGatheringTestLog(t *testing.T, gather time.Duration) (*heldStore, *overlapLog) {
+	t.Helper()
 	store := newHeldStore()
-	l, err := newOverlapLog(store)
+	l, err := newOverlapLog(store, gather)
 	require.NoError(t, err)
 	t.Cleanup(func() { l.Close() })
 	t.Cleanup(store.release) // first: a test that fails holding the store still ends
@@ -162,10 +168,9 @@ func TestOverlapLog_WritesWhatWaitsInOneAppend(t *testing.T) {
 // back and share the next write. Its clock is the test's: writes take
 // what the test says, and only the entry counts decide.
 func TestOverlapLog_GatherWaitsForTheEntriesExpected(t *testing.T) {
-	store, l := newTestLog(t)
+	store, l := newGatheringTestLog(t, 2*time.Hour)
 	var clock atomic.Int64
 	l.now = func() time.Time { return time.Unix(0, clock.Load()) }
-	l.gather = 2 * time.Hour
 	written := func(index uint64) func() bool { return func() bool { return l.written(index) } }
 
 	// A write of entry 1 takes an hour; entry 2 comes meanwhile. After it,
@@ -453,6 +458,52 @@ func TestOverlapLog_ACommitWaitsForTheLeadersDisk(t *testing.T) {
 	}
 }
 
+// The writer's wait adapts: each wait that runs out halves the next one
+// allowed, down to none below minGatherAllow, after which it tries again
+// once every gatherRetry writes; a wait that gets what it expected doubles
+// it, up to the log's gather; a caller holding Raft up ends it at once.
+// (gatherer.wait on a log with no writer: only its timer decides.)
+func TestGatherer_WaitAdapts(t *testing.T) {
+	l := &overlapLog{wake: make(chan struct{}, 1), gather: time.Millisecond, now: time.Now}
+	l.pending = entries(1, 1)
+	g := gatherer{allow: l.gather}
+	wrote := func() { g.wrote(1, 1, time.Now().Add(-time.Hour), time.Now()) } // 2 expected, 1 waits
+	var allowed []time.Duration
+	for range 5 {
+		wrote()
+		g.wait(l)
+		allowed = append(allowed, g.allow)
+	}
+	assert.Equal(t, []time.Duration{500 * time.Microsecond, 250 * time.Microsecond, 125 * time.Microsecond,
+		62500 * time.Nanosecond, 0}, allowed, "each wait ran out")
+
+	for range gatherRetry - 1 {
+		wrote()
+		g.wait(l)
+		require.Zero(t, g.allow, "no wait, and nothing learnt")
+	}
+	wrote()
+	g.wait(l)
+	assert.Zero(t, g.allow, "the retry, with minGatherAllow, ran out too")
+	assert.Zero(t, g.skipped, "and the count of writes not waited for starts again")
+
+	g.allow = 100 * time.Microsecond
+	l.pending = entries(1, 2)
+	wrote()
+	g.wait(l)
+	assert.Equal(t, 200*time.Microsecond, g.allow, "it got the entries expected")
+	g.allow = 800 * time.Microsecond
+	wrote()
+	g.wait(l)
+	assert.Equal(t, time.Millisecond, g.allow, "never past the log's gather")
+
+	l.pending = entries(1, 1)
+	l.urgent = 1
+	wrote()
+	g.wait(l)
+	assert.Equal(t, time.Millisecond, g.allow, "a caller holding Raft up ends the wait, and it teaches nothing")
+}
+
 // A standalone server's Raft commits an entry as soon as its log took it,
 // before the disk has it; its state machine applies nothing, so no reader
 // sees it and no client hears of it, until the disk does.
@@ -492,6 +543,31 @@ func TestOverlapLog_AStandaloneServerAppliesNothingItsDiskLacks(t *testing.T) {
 	assert.False(t, applied(2)(), "the second session applied before the disk has it")
 	store.release()
 	eventually(t, "the second session applied once written", applied(2))
+}
+
+// A standalone server whose log failed to write can apply nothing more,
+// and nothing can answer its clients' writes: it stops serving them (and
+// refuses new ones) rather than leave them waiting.
+func TestOverlapLog_AStandaloneServerWhoseLogFailedStopsServing(t *testing.T) {
+	var store *heldStore
+	n := New(Config{ServerID: 1, TickTime: 100 * time.Millisecond, RaftTimeout: 100 * time.Millisecond,
+		SnapCount: 100000, SnapRetainCount: 3, Logger: quietLogger(), DataDir: t.TempDir(), LogStore: LogStoreWAL,
+		wrapLogStore: func(s raft.LogStore) raft.LogStore {
+			store = &heldStore{LogStore: s}
+			return store
+		}}, raftfsm.New(nil), nopHost{})
+	t.Cleanup(func() { n.Stop(); n.Wait() })
+	require.NoError(t, n.Start())
+	eventually(t, "the server to serve", n.serving.Load)
+	store.mu.Lock()
+	store.fail = errors.New("input/output error")
+	store.mu.Unlock()
+	cmd := &raftfsm.Command{Type: raftfsm.TypeCreateSession, Session: 1, Timeout: 30000,
+		Passwd: make([]byte, 16), Time: time.Now().UnixMilli()}
+	n.Propose(cmd.Encode(), 0)
+	eventually(t, "the server to stop serving", func() bool { return !n.serving.Load() })
+	_, ok := n.fsm.Session(1)
+	assert.False(t, ok, "applied what the disk refused")
 }
 
 // A durable follower applies what the leader says is committed while its

@@ -51,13 +51,14 @@ func (n *Node) startRaft(ctx context.Context) (*memStores, error) {
 			logs = n.cfg.wrapLogStore(logs)
 		}
 		logs = timedLogStore{LogStore: logs, stats: &n.stats}
-		if overlap, err = newOverlapLog(logs); err != nil {
-			return nil, fmt.Errorf("open raft log in %s: %w", n.cfg.DataDir, err)
-		}
+		var gather time.Duration
 		if !n.cfg.Clustered() {
 			// A standalone server's clients come back as soon as their
 			// writes are written: its writer waits for them to share one.
-			overlap.gather = standaloneGather
+			gather = standaloneGather
+		}
+		if overlap, err = newOverlapLog(logs, gather); err != nil {
+			return nil, fmt.Errorf("open raft log in %s: %w", n.cfg.DataDir, err)
 		}
 		n.closers = append(n.closers, overlap) // closed before the store
 		logs = overlap
@@ -91,6 +92,7 @@ func (n *Node) startRaft(ctx context.Context) (*memStores, error) {
 			return overlap.waitDurable(index, n.quit)
 		}
 		nf.failed, nf.flushed, nf.applied = overlap.failed, overlap.flushTo, new(atomic.Uint64)
+		n.durableLog = overlap
 	}
 	fsm := loggedFSM{nf, n}
 	start := time.Now()

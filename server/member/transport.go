@@ -422,8 +422,8 @@ type notifyingFSM struct {
 	unread    bool // snapshots capture nothing: see unreadSnapshot
 	// durable, when set, waits until this member's own log has the entry
 	// at index on disk, and reports false if it never will (overlapLog):
-	// its disk failed and the member is stopping; the entry is then not
-	// applied. failed, set with it, reports that failure: snapshots are
+	// its disk failed (the member then stops serving clients: logBroken)
+	// and the member is stopping; the entry is then not applied. failed, set with it, reports that failure: snapshots are
 	// refused from then on, since Raft counts skipped batches as applied.
 	durable func(index uint64) bool
 	failed  func() error
