@@ -15,11 +15,8 @@ import (
 // standalone server with a data dir (SIGKILL, no shutdown) while sixteen
 // writers create znodes and a reader lists them, and starts it again on
 // the same dir: every create it acknowledged is there, and so is every
-// znode a reader was shown. The server takes requests while it writes
-// those before, and its writer waits for its clients' next requests, so
-// the kill finds writes queued, under way and between two writes. (The
-// kernel keeps what a killed process wrote; that nothing is shown before
-// it is synced is TestOverlapLog_AStandaloneServerAppliesNothingItsDiskLacks.)
+// znode a reader was shown. (The kernel keeps what a killed process wrote:
+// this is the restart with writes in flight, not a power loss.)
 func TestProcess_DurableStandaloneKeepsWhatItAnsweredThroughSIGKILL(t *testing.T) {
 	dir := t.TempDir()
 	cmd, stderr := startZkraft(t, "-port", "0", "-data-dir", dir)

@@ -581,7 +581,7 @@ func TestOlderPeers_RecheckBacksOff(t *testing.T) {
 func TestServeAppends_AnswersWaitForTheDisk(t *testing.T) {
 	store := newHeldStore()
 	require.NoError(t, store.StoreLogs(entries(1, 2)))
-	log, err := newOverlapLog(store, 0)
+	log, err := newOverlapLog(store)
 	require.NoError(t, err)
 	t.Cleanup(func() { log.Close() })
 	quit := make(chan struct{})

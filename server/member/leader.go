@@ -87,8 +87,8 @@ func (n *Node) watchLeadership() {
 
 // logBroken reports whether this member's log failed to write, and if so
 // stops serving clients: its state machine waits for ever for the entries
-// the log did not write, and its clients' writes with it. They must go, to
-// another member or, on a standalone server, to an operator (ZooKeeper
+// the log did not write (unless a leader says they are committed), and its
+// clients' writes with it. They must go to another member (ZooKeeper
 // exits on such a failure).
 func (n *Node) logBroken() bool {
 	if n.durableLog == nil {
@@ -103,16 +103,6 @@ func (n *Node) logBroken() bool {
 	}
 	n.setServing(false, "not serving clients: the Raft log failed to write")
 	return true
-}
-
-// watchLog stops a standalone server serving once its log failed to write
-// (a cluster member's watchLeadership sees to it).
-func (n *Node) watchLog() {
-	select {
-	case <-n.quit:
-	case <-n.durableLog.broken:
-		n.logBroken()
-	}
 }
 
 // quorumLossTimeout is how long a member goes without a leader before it

@@ -227,8 +227,9 @@ type Node struct {
 	futures    chan proposal
 	probing    atomic.Bool                // a leader probe runs (see failover.go)
 	goneLeader atomic.Pointer[goneLeader] // the last leader a probe found gone
-	// durableLog is a durable member's log (set by startRaft): once it
-	// failed to write, the member stops serving clients (logBroken).
+	// durableLog is a durable cluster member's log (set by startRaft):
+	// once it failed to write, the member stops serving clients
+	// (logBroken).
 	durableLog      *overlapLog
 	logFailReported atomic.Bool
 	// leaderFoundGone wakes watchLeadership when a probe finds it gone.
@@ -325,9 +326,6 @@ func (n *Node) Start() error {
 		n.markJoined()
 		n.leading.Store(true)
 		n.setServing(true, "")
-		if n.durableLog != nil {
-			n.goOwned("log-watch", n.watchLog)
-		}
 		return nil
 	}
 	self, _ := n.cfg.Self()

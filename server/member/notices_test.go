@@ -218,7 +218,7 @@ func TestCommitNotices_LinksFollowTheMembers(t *testing.T) {
 // entries (a heartbeat, a commit notice) is not held.
 func TestPeerTransport_AnswersOverRaftsTransportWaitForTheDisk(t *testing.T) {
 	store := newHeldStore()
-	log, err := newOverlapLog(store, 0)
+	log, err := newOverlapLog(store)
 	require.NoError(t, err)
 	t.Cleanup(func() { log.Close() })
 	quit := make(chan struct{})

@@ -4,12 +4,11 @@ import (
 	"errors"
 	"slices"
 	"sync"
-	"time"
 
 	"github.com/hashicorp/raft"
 )
 
-// overlapLog lets a durable member send and take new entries
+// overlapLog lets a durable cluster member send and take new entries
 // while it writes the ones before to its own disk, as a ZooKeeper leader
 // sends a proposal while it logs it and a follower takes the next while
 // it logs one. hashicorp/raft's leader writes its log before it
@@ -38,11 +37,6 @@ import (
 // applies without waiting for its own disk what a leader said is
 // committed: that is on a majority's disks already.
 //
-// A standalone server is a leader whose majority is itself: its state
-// machine waits for its own disk before it applies anything, and its
-// writer waits a little after each write for its clients' next requests
-// to share the next (gatherer).
-//
 // An entry a member lost in a crash before its write was done had been
 // acknowledged by no one, so a later leader may replace it, as with any
 // entry not committed. Entries that change the cluster (a leader's first
@@ -65,17 +59,6 @@ type overlapLog struct {
 	closed  bool
 	wake    chan struct{} // the writer has entries to write
 	done    chan struct{} // the writer has ended
-
-	// gather (a standalone server's) is the longest the writer waits after
-	// a write for entries to share the next one (see gatherer); 0: it does
-	// not wait. now is the writer's clock: time.Now, or a test's, set
-	// before the first StoreLogs.
-	gather time.Duration
-	now    func() time.Time
-	// urgent counts the callers waiting for the disk while they hold
-	// Raft up (flushNow): no more entries can come meanwhile, and the
-	// writer does not wait for any.
-	urgent int
 }
 
 // errLogClosed is what a call after close gets.
@@ -86,103 +69,13 @@ var errLogClosed = errors.New("raft log closed")
 // leader's requests faster than its disk writes them).
 const maxQueuedBytes = 64 << 20
 
-// standaloneGather is a standalone server's overlapLog.gather.
-const standaloneGather = 2 * time.Millisecond
-
-// gatherer holds a writer's wait for entries to share its next write.
-// A standalone server acknowledges the entries of a write as soon as the
-// write ends, and its clients, as a rule, send their next requests at
-// once. Without a wait those come while the next write, of the entries
-// queued meanwhile, is under way, and wait for the write after it: each
-// client is served by every other write only, as if half of them were
-// there (ZooKeeper flushes as this writer did without it). So after each
-// write the writer waits until as many entries wait as were queued when it
-// ended plus those it wrote, or until as long as that write took has
-// passed since it ended, whichever comes first. A client that sends one
-// write and waits for its answer is not held at all (its write is the one
-// expected).
-//
-// Clients that do not come back at once (they read between writes, or
-// think) would make every write wait its whole time, so the wait allowed
-// adapts: halved by each wait that ran out, doubled (up to
-// overlapLog.gather) by each that got what it expected. Below
-// minGatherAllow the writer stops waiting, and tries again with that much
-// once every gatherRetry writes.
-type gatherer struct {
-	expect  int           // the entries to wait for
-	ended   time.Time     // when the last write ended
-	took    time.Duration // how long it took
-	allow   time.Duration // the longest the next wait may last; 0: no wait
-	skipped int           // writes not waited for since allow fell to 0
-	timer   *time.Timer
-}
-
-const (
-	minGatherAllow = 50 * time.Microsecond
-	gatherRetry    = 64
-)
-
-// wait waits until l holds the entries expected, the time allowed has
-// passed or l closes.
-func (g *gatherer) wait(l *overlapLog) {
-	if g.expect == 0 {
-		return
-	}
-	if g.allow == 0 {
-		if g.skipped++; g.skipped < gatherRetry {
-			return
-		}
-		g.skipped, g.allow = 0, minGatherAllow
-	}
-	d := g.ended.Add(min(g.took, g.allow)).Sub(l.now())
-	if d <= 0 { // nothing to learn from: the time passed before the wait
-		return
-	}
-	if g.timer == nil {
-		g.timer = time.NewTimer(d)
-	} else {
-		g.timer.Reset(d) // a stale expiry is dropped (Go 1.23 on)
-	}
-	for {
-		l.mu.Lock()
-		enough, urgent := len(l.pending) >= g.expect, l.urgent > 0 || l.closed
-		l.mu.Unlock()
-		switch {
-		case enough:
-			g.allow = min(2*g.allow, l.gather)
-			return
-		case urgent:
-			return
-		}
-		select {
-		case _, ok := <-l.wake:
-			if !ok {
-				return
-			}
-		case <-g.timer.C:
-			g.allow /= 2
-			if g.allow < minGatherAllow {
-				g.allow = 0
-			}
-			return
-		}
-	}
-}
-
-// wrote records a write of n entries, started at start, after which
-// queued entries waited.
-func (g *gatherer) wrote(n, queued int, start, ended time.Time) {
-	g.ended, g.took, g.expect = ended, ended.Sub(start), n+queued
-}
-
-// newOverlapLog returns the log over store, its writer started, which
-// gathers (see overlapLog.gather) if gather is above 0.
-func newOverlapLog(store raft.LogStore, gather time.Duration) (*overlapLog, error) {
+// newOverlapLog returns the log over store, its writer started.
+func newOverlapLog(store raft.LogStore) (*overlapLog, error) {
 	last, err := store.LastIndex()
 	if err != nil {
 		return nil, err
 	}
-	l := &overlapLog{store: store, durable: last, gather: gather, now: time.Now, broken: make(chan struct{}),
+	l := &overlapLog{store: store, durable: last, broken: make(chan struct{}),
 		changed: make(chan struct{}), wake: make(chan struct{}, 1), done: make(chan struct{})}
 	go l.write()
 	return l, nil
@@ -192,19 +85,14 @@ func newOverlapLog(store raft.LogStore, gather time.Duration) (*overlapLog, erro
 // append, until close.
 func (l *overlapLog) write() {
 	defer close(l.done)
-	g := gatherer{allow: l.gather}
 	for range l.wake {
 		for {
-			if l.gather > 0 {
-				g.wait(l)
-			}
 			l.mu.Lock()
 			batch := l.pending
 			l.mu.Unlock()
 			if len(batch) == 0 {
 				break
 			}
-			start := l.now()
 			err := l.store.StoreLogs(batch)
 			l.mu.Lock()
 			if err != nil {
@@ -220,7 +108,6 @@ func (l *overlapLog) write() {
 				n := copy(l.pending, l.pending[len(batch):])
 				clear(l.pending[n:])
 				l.pending = l.pending[:n]
-				g.wrote(len(batch), n, start, l.now())
 			}
 			l.signalLocked()
 			l.mu.Unlock()
@@ -335,7 +222,7 @@ func (l *overlapLog) StoreLogs(logs []*raft.Log) error {
 		// snapshot past it. What is queued goes first.
 		last := l.pending[n-1].Index
 		l.mu.Unlock()
-		if err := l.flushNow(last); err != nil {
+		if err := l.flushTo(last); err != nil {
 			return err
 		}
 		l.mu.Lock()
@@ -357,27 +244,7 @@ func (l *overlapLog) StoreLogs(logs []*raft.Log) error {
 	if !wait {
 		return nil
 	}
-	return l.flushNow(logs[len(logs)-1].Index)
-}
-
-// flushNow is flushTo for a caller that holds Raft up while it waits: the
-// writer does not wait for more entries meanwhile (see urgent).
-func (l *overlapLog) flushNow(index uint64) error {
-	l.mu.Lock()
-	l.urgent++
-	if !l.closed { // under mu: Close closes wake under it
-		select { // a writer waiting for entries must look again
-		case l.wake <- struct{}{}:
-		default:
-		}
-	}
-	l.mu.Unlock()
-	defer func() {
-		l.mu.Lock()
-		l.urgent--
-		l.mu.Unlock()
-	}()
-	return l.flushTo(index)
+	return l.flushTo(logs[len(logs)-1].Index)
 }
 
 func (l *overlapLog) failedLocked() error {
@@ -460,7 +327,7 @@ func (l *overlapLog) DeleteRange(lo, hi uint64) error {
 	}
 	l.mu.Unlock()
 	if waiting {
-		if err := l.flushNow(last); err != nil {
+		if err := l.flushTo(last); err != nil {
 			return err
 		}
 	}

@@ -99,14 +99,8 @@ func entries(from, to uint64) []*raft.Log {
 // newTestLog returns an overlapLog over a heldStore.
 func newTestLog(t *testing.T) (*heldStore, *overlapLog) {
 	t.Helper()
-	return newGatheringTestLog(t, 0)
-}
-
-// newGatheringTestLog is newTestLog with the writer's gather set.
-func newGatheringTestLog(t *testing.T, gather time.Duration) (*heldStore, *overlapLog) {
-	t.Helper()
 	store := newHeldStore()
-	l, err := newOverlapLog(store, gather)
+	l, err := newOverlapLog(store)
 	require.NoError(t, err)
 	t.Cleanup(func() { l.Close() })
 	t.Cleanup(store.release) // first: a test that fails holding the store still ends
@@ -160,46 +154,6 @@ func TestOverlapLog_WritesWhatWaitsInOneAppend(t *testing.T) {
 	store.release()
 	require.True(t, l.waitDurable(5, nil))
 	assert.Equal(t, [][]uint64{{1}, {2, 3, 4, 5}}, store.made())
-}
-
-// A standalone server's writer (gather set) waits after a write until as
-// many entries wait as were queued when it ended plus those it wrote, for
-// at most as long as the write took: the clients it just answered come
-// back and share the next write. Its clock is the test's: writes take
-// what the test says, and only the entry counts decide.
-func TestOverlapLog_GatherWaitsForTheEntriesExpected(t *testing.T) {
-	store, l := newGatheringTestLog(t, 2*time.Hour)
-	var clock atomic.Int64
-	l.now = func() time.Time { return time.Unix(0, clock.Load()) }
-	written := func(index uint64) func() bool { return func() bool { return l.written(index) } }
-
-	// A write of entry 1 takes an hour; entry 2 comes meanwhile. After it,
-	// two entries are expected (2, and 1's client back): 2 waits for 3.
-	store.hold()
-	require.NoError(t, l.StoreLogs(entries(1, 1)))
-	store.awaitWriter(t)
-	clock.Add(int64(time.Hour))
-	require.NoError(t, l.StoreLogs(entries(2, 2)))
-	store.release()
-	eventually(t, "entry 1 written", written(1))
-	require.NoError(t, l.StoreLogs(entries(3, 3)))
-	eventually(t, "entries 2 and 3 written", written(3))
-
-	// That write took no time: whatever it expects, entry 4 goes at once.
-	require.NoError(t, l.StoreLogs(entries(4, 4)))
-	eventually(t, "entry 4 written alone", written(4))
-
-	// A client that writes and waits is not held: after a write of one
-	// entry that took an hour, its next entry is the one expected.
-	store.hold()
-	require.NoError(t, l.StoreLogs(entries(5, 5)))
-	store.awaitWriter(t)
-	clock.Add(int64(time.Hour))
-	store.release()
-	eventually(t, "entry 5 written", written(5))
-	require.NoError(t, l.StoreLogs(entries(6, 6)))
-	eventually(t, "entry 6 written without waiting for the hour", written(6))
-	assert.Equal(t, [][]uint64{{1}, {2, 3}, {4}, {5}, {6}}, store.made())
 }
 
 // What a transport holds a follower's answer for: waitWritten tells when
@@ -458,116 +412,34 @@ func TestOverlapLog_ACommitWaitsForTheLeadersDisk(t *testing.T) {
 	}
 }
 
-// The writer's wait adapts: each wait that runs out halves the next one
-// allowed, down to none below minGatherAllow, after which it tries again
-// once every gatherRetry writes; a wait that gets what it expected doubles
-// it, up to the log's gather; a caller holding Raft up ends it at once.
-// (gatherer.wait on a log with no writer: only its timer decides.)
-func TestGatherer_WaitAdapts(t *testing.T) {
-	l := &overlapLog{wake: make(chan struct{}, 1), gather: time.Millisecond, now: time.Now}
-	l.pending = entries(1, 1)
-	g := gatherer{allow: l.gather}
-	wrote := func() { g.wrote(1, 1, time.Now().Add(-time.Hour), time.Now()) } // 2 expected, 1 waits
-	var allowed []time.Duration
-	for range 5 {
-		wrote()
-		g.wait(l)
-		allowed = append(allowed, g.allow)
-	}
-	assert.Equal(t, []time.Duration{500 * time.Microsecond, 250 * time.Microsecond, 125 * time.Microsecond,
-		62500 * time.Nanosecond, 0}, allowed, "each wait ran out")
-
-	for range gatherRetry - 1 {
-		wrote()
-		g.wait(l)
-		require.Zero(t, g.allow, "no wait, and nothing learnt")
-	}
-	wrote()
-	g.wait(l)
-	assert.Zero(t, g.allow, "the retry, with minGatherAllow, ran out too")
-	assert.Zero(t, g.skipped, "and the count of writes not waited for starts again")
-
-	g.allow = 100 * time.Microsecond
-	l.pending = entries(1, 2)
-	wrote()
-	g.wait(l)
-	assert.Equal(t, 200*time.Microsecond, g.allow, "it got the entries expected")
-	g.allow = 800 * time.Microsecond
-	wrote()
-	g.wait(l)
-	assert.Equal(t, time.Millisecond, g.allow, "never past the log's gather")
-
-	l.pending = entries(1, 1)
-	l.urgent = 1
-	wrote()
-	g.wait(l)
-	assert.Equal(t, time.Millisecond, g.allow, "a caller holding Raft up ends the wait, and it teaches nothing")
-}
-
-// A standalone server's Raft commits an entry as soon as its log took it,
-// before the disk has it; its state machine applies nothing, so no reader
-// sees it and no client hears of it, until the disk does.
-func TestOverlapLog_AStandaloneServerAppliesNothingItsDiskLacks(t *testing.T) {
-	var store *heldStore
-	n := New(Config{ServerID: 1, TickTime: 100 * time.Millisecond, RaftTimeout: 100 * time.Millisecond,
-		SnapCount: 100000, SnapRetainCount: 3, Logger: quietLogger(), DataDir: t.TempDir(), LogStore: LogStoreWAL,
-		wrapLogStore: func(s raft.LogStore) raft.LogStore {
-			store = &heldStore{LogStore: s}
-			return store
-		}}, raftfsm.New(nil), nopHost{})
-	t.Cleanup(func() { n.Stop(); n.Wait() })
-	require.NoError(t, n.Start())
-	propose := func(session int64) {
-		cmd := &raftfsm.Command{Type: raftfsm.TypeCreateSession, Session: session, Timeout: 30000,
-			Passwd: make([]byte, 16), Time: time.Now().UnixMilli()}
-		n.Propose(cmd.Encode(), 0)
-	}
-	applied := func(session int64) func() bool {
-		return func() bool {
-			_, ok := n.fsm.Session(session)
-			return ok
+// A member whose log failed to write can apply nothing the leader has not
+// said is committed, and its clients' writes would wait for ever: it stops
+// serving them, so that they move to the members that can, and those serve
+// on.
+func TestOverlapLog_AMemberWhoseLogFailedStopsServing(t *testing.T) {
+	nodes, stores := startHeldNodes(t)
+	leader := leaderOf(nodes)
+	var follower *Node
+	for _, n := range nodes {
+		if n != leader {
+			follower = n
+			break
 		}
 	}
-	propose(1)
-	eventually(t, "the first session applied", applied(1))
-
-	r := n.raftNow()
-	before := r.LastIndex()
-	zxid := n.fsm.LastZxid()
-	store.hold()
-	t.Cleanup(store.release) // before the node stops, should the test fail
-	propose(2)
-	eventually(t, "Raft to commit the second session", func() bool { return r.CommitIndex() > before })
-	store.awaitWriter(t)
-	assert.Equal(t, zxid, n.fsm.LastZxid(), "applied an entry the disk does not have")
-	assert.False(t, applied(2)(), "the second session applied before the disk has it")
-	store.release()
-	eventually(t, "the second session applied once written", applied(2))
-}
-
-// A standalone server whose log failed to write can apply nothing more,
-// and nothing can answer its clients' writes: it stops serving them (and
-// refuses new ones) rather than leave them waiting.
-func TestOverlapLog_AStandaloneServerWhoseLogFailedStopsServing(t *testing.T) {
-	var store *heldStore
-	n := New(Config{ServerID: 1, TickTime: 100 * time.Millisecond, RaftTimeout: 100 * time.Millisecond,
-		SnapCount: 100000, SnapRetainCount: 3, Logger: quietLogger(), DataDir: t.TempDir(), LogStore: LogStoreWAL,
-		wrapLogStore: func(s raft.LogStore) raft.LogStore {
-			store = &heldStore{LogStore: s}
-			return store
-		}}, raftfsm.New(nil), nopHost{})
-	t.Cleanup(func() { n.Stop(); n.Wait() })
-	require.NoError(t, n.Start())
-	eventually(t, "the server to serve", n.serving.Load)
+	eventually(t, "the follower to serve", follower.serving.Load)
+	store := stores[follower.cfg.ServerID-1]
 	store.mu.Lock()
 	store.fail = errors.New("input/output error")
 	store.mu.Unlock()
 	cmd := &raftfsm.Command{Type: raftfsm.TypeCreateSession, Session: 1, Timeout: 30000,
 		Passwd: make([]byte, 16), Time: time.Now().UnixMilli()}
-	n.Propose(cmd.Encode(), 0)
-	eventually(t, "the server to stop serving", func() bool { return !n.serving.Load() })
-	_, ok := n.fsm.Session(1)
-	assert.False(t, ok, "applied what the disk refused")
+	leader.Propose(cmd.Encode(), 0)
+	eventually(t, "the follower whose log failed to stop serving", func() bool { return !follower.serving.Load() })
+	for _, n := range nodes {
+		if n != follower {
+			assert.True(t, n.serving.Load(), "member %d serves on", n.cfg.ServerID)
+		}
+	}
 }
 
 // A durable follower applies what the leader says is committed while its

@@ -51,17 +51,15 @@ func (n *Node) startRaft(ctx context.Context) (*memStores, error) {
 			logs = n.cfg.wrapLogStore(logs)
 		}
 		logs = timedLogStore{LogStore: logs, stats: &n.stats}
-		var gather time.Duration
-		if !n.cfg.Clustered() {
-			// A standalone server's clients come back as soon as their
-			// writes are written: its writer waits for them to share one.
-			gather = standaloneGather
+		if n.cfg.Clustered() {
+			// A standalone leader has no one to send to while it writes,
+			// and no one to answer.
+			if overlap, err = newOverlapLog(logs); err != nil {
+				return nil, fmt.Errorf("open raft log in %s: %w", n.cfg.DataDir, err)
+			}
+			n.closers = append(n.closers, overlap) // closed before the store
+			logs = overlap
 		}
-		if overlap, err = newOverlapLog(logs, gather); err != nil {
-			return nil, fmt.Errorf("open raft log in %s: %w", n.cfg.DataDir, err)
-		}
-		n.closers = append(n.closers, overlap) // closed before the store
-		logs = overlap
 	}
 	trans, bootstrap, err := n.raftTransport(!existing, overlap)
 	if err != nil {
@@ -86,7 +84,7 @@ func (n *Node) startRaft(ctx context.Context) (*memStores, error) {
 			// (capCommit), whether or not on this member's yet: a follower
 			// applies it while it writes. Not once a write failed: nothing
 			// is applied past an entry skipped (see waitDurable).
-			if n.trans != nil && index <= n.trans.leaderCommit.Load() && overlap.failed() == nil {
+			if index <= n.trans.leaderCommit.Load() && overlap.failed() == nil { // a clustered member has n.trans
 				return true
 			}
 			return overlap.waitDurable(index, n.quit)
