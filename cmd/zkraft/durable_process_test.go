@@ -22,17 +22,14 @@ func TestProcess_DurableStandaloneKeepsWhatItAnsweredThroughSIGKILL(t *testing.T
 	cmd, stderr := startZkraft(t, "-port", "0", "-data-dir", dir)
 	addr := waitForAddr(t, stderr)
 
+	const before = 2000 // creates acknowledged before the kill
 	var (
-		mu    sync.Mutex
-		acked []string
-		seen  = map[string]bool{}
-		wg    sync.WaitGroup
+		mu     sync.Mutex
+		acked  []string
+		seen   = map[string]bool{}
+		wg     sync.WaitGroup
+		enough = make(chan struct{}) // closed at the before-th acknowledgement
 	)
-	ackedCount := func() int {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(acked)
-	}
 	var conns []*zk.Conn
 	for c := range 4 {
 		conn, _, err := zk.Connect([]string{addr}, 10*time.Second, zk.WithLogInfo(false))
@@ -48,7 +45,9 @@ func TestProcess_DurableStandaloneKeepsWhatItAnsweredThroughSIGKILL(t *testing.T
 						return // the server is gone
 					}
 					mu.Lock()
-					acked = append(acked, path)
+					if acked = append(acked, path); len(acked) == before {
+						close(enough)
+					}
 					mu.Unlock()
 				}
 			}()
@@ -73,10 +72,10 @@ func TestProcess_DurableStandaloneKeepsWhatItAnsweredThroughSIGKILL(t *testing.T
 		}
 	}()
 
-	deadline := time.Now().Add(30 * time.Second)
-	for ackedCount() < 2000 {
-		require.True(t, time.Now().Before(deadline), "2000 creates acknowledged within 30s (%d were)", ackedCount())
-		time.Sleep(time.Millisecond)
+	select {
+	case <-enough:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("%d creates not acknowledged within 30s", before)
 	}
 	require.NoError(t, cmd.Process.Kill())
 	_ = cmd.Wait()

@@ -54,7 +54,6 @@ type overlapLog struct {
 	// entries stored before one must not say they are here.
 	epoch   uint64
 	err     error         // a write failed: every later call fails with it
-	broken  chan struct{} // closed when err is set
 	changed chan struct{} // closed (and replaced) when durable or err changes
 	closed  bool
 	wake    chan struct{} // the writer has entries to write
@@ -75,7 +74,7 @@ func newOverlapLog(store raft.LogStore) (*overlapLog, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &overlapLog{store: store, durable: last, broken: make(chan struct{}),
+	l := &overlapLog{store: store, durable: last,
 		changed: make(chan struct{}), wake: make(chan struct{}, 1), done: make(chan struct{})}
 	go l.write()
 	return l, nil
@@ -97,7 +96,6 @@ func (l *overlapLog) write() {
 			l.mu.Lock()
 			if err != nil {
 				l.err = err
-				close(l.broken) // the writer ends on its first failure
 			} else {
 				l.durable = batch[len(batch)-1].Index
 				for _, e := range batch {
