@@ -86,10 +86,11 @@ func (n *Node) watchLeadership() {
 }
 
 // logBroken reports whether this member's log failed to write, and if so
-// stops serving clients: its state machine waits for ever for the entries
-// the log did not write (unless a leader says they are committed), and its
-// clients' writes with it. They must go to another member (ZooKeeper
-// exits on such a failure).
+// stops serving clients: a cluster member's state machine waits for ever
+// for the entries the log did not write (unless a leader says they are
+// committed), and its clients' writes with it, so they must go to another
+// member; a standalone server writes nothing more (latchedLog). ZooKeeper
+// exits on such a failure.
 func (n *Node) logBroken() bool {
 	if n.durableLog == nil {
 		return false

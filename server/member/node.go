@@ -227,10 +227,10 @@ type Node struct {
 	futures    chan proposal
 	probing    atomic.Bool                // a leader probe runs (see failover.go)
 	goneLeader atomic.Pointer[goneLeader] // the last leader a probe found gone
-	// durableLog is a durable cluster member's log (set by startRaft):
-	// once it failed to write, the member stops serving clients
-	// (logBroken).
-	durableLog      *overlapLog
+	// durableLog is a durable member's log store (set by startRaft): an
+	// overlapLog in a cluster, a latchedLog standalone. Once it failed to
+	// write, the member stops serving clients (logBroken).
+	durableLog      interface{ failed() error }
 	logFailReported atomic.Bool
 	// leaderFoundGone wakes watchLeadership when a probe finds it gone.
 	leaderFoundGone chan struct{}

@@ -2,6 +2,7 @@ package member
 
 import (
 	"errors"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -23,6 +24,7 @@ type heldStore struct {
 	waiting atomic.Int32  // appends waiting
 	appends [][]uint64    // the indexes of each append made
 	fail    error         // appends fail with this, when set
+	tries   int           // appends asked for, those failed too
 }
 
 func newHeldStore() *heldStore { return &heldStore{LogStore: raft.NewInmemStore()} }
@@ -71,6 +73,7 @@ func (s *heldStore) StoreLogs(logs []*raft.Log) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.tries++
 	if s.fail != nil {
 		return s.fail
 	}
@@ -440,6 +443,62 @@ func TestOverlapLog_AMemberWhoseLogFailedStopsServing(t *testing.T) {
 			assert.True(t, n.serving.Load(), "member %d serves on", n.cfg.ServerID)
 		}
 	}
+}
+
+// A standalone durable server whose log failed to write stops serving
+// clients, writes nothing more to its log, and its Raft, the only voter,
+// does not stand again (and fail again) each election timeout.
+func TestLatchedLog_AStandaloneServerWhoseLogFailedStopsServing(t *testing.T) {
+	store := &heldStore{}
+	var logged syncBuffer
+	n := New(Config{TickTime: 100 * time.Millisecond, RaftTimeout: 100 * time.Millisecond, SnapCount: 100000, SnapRetainCount: 3,
+		DataDir: t.TempDir(), LogStore: LogStoreWAL, Logger: slog.New(slog.NewTextHandler(&logged, nil)),
+		wrapLogStore: func(s raft.LogStore) raft.LogStore {
+			store.LogStore = s
+			return store
+		}}, raftfsm.New(nil), nopHost{})
+	t.Cleanup(func() { n.Stop(); n.Wait() })
+	require.NoError(t, n.Start())
+	eventually(t, "the server to serve", n.serving.Load)
+	r := n.raftNow()
+	store.mu.Lock()
+	store.fail = errors.New("input/output error")
+	tries := store.tries
+	store.mu.Unlock()
+	cmd := &raftfsm.Command{Type: raftfsm.TypeCreateSession, Session: 1, Timeout: 30000,
+		Passwd: make([]byte, 16), Time: time.Now().UnixMilli()}
+	n.Propose(cmd.Encode(), 0)
+	eventually(t, "the server whose log failed to stop serving", func() bool { return !n.serving.Load() })
+	eventually(t, "Raft not to stand again", func() bool { return r.ReloadableConfig().ElectionTimeout == neverStand })
+	n.Stop()
+	store.mu.Lock()
+	assert.Equal(t, tries+1, store.tries, "appends after the failed one")
+	store.mu.Unlock()
+	assert.False(t, n.serving.Load())
+	assert.Contains(t, logged.String(), "the Raft log failed to write")
+}
+
+// Once a write failed, every later write fails with its error and none
+// reaches the store: a failed fsync may have dropped its pages, and a
+// later one can succeed without them.
+func TestLatchedLog_WritesNothingAfterAFailure(t *testing.T) {
+	store := newHeldStore()
+	failures := 0
+	l := &latchedLog{LogStore: store, onFail: func() { failures++ }}
+	require.NoError(t, l.StoreLogs(entries(1, 3)))
+	require.NoError(t, l.failed())
+	boom := errors.New("input/output error")
+	store.fail = boom
+	assert.ErrorIs(t, l.StoreLogs(entries(4, 5)), boom)
+	store.fail = nil // the disk answers again
+	assert.ErrorIs(t, l.StoreLog(entries(4, 4)[0]), boom)
+	assert.ErrorIs(t, l.DeleteRange(2, 3), boom)
+	assert.ErrorIs(t, l.failed(), boom)
+	assert.Equal(t, 2, store.tries, "appends that reached the store")
+	assert.Equal(t, 1, failures, "failures reported")
+	last, err := l.LastIndex()
+	require.NoError(t, err)
+	assert.Equal(t, uint64(3), last, "nothing deleted")
 }
 
 // A durable follower applies what the leader says is committed while its

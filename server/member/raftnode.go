@@ -59,6 +59,11 @@ func (n *Node) startRaft(ctx context.Context) (*memStores, error) {
 			}
 			n.closers = append(n.closers, overlap) // closed before the store
 			logs = overlap
+			n.durableLog = overlap
+		} else {
+			latch := &latchedLog{LogStore: logs, onFail: func() { n.goOwned("log-failed", n.standaloneLogFailed) }}
+			logs = latch
+			n.durableLog = latch
 		}
 	}
 	trans, bootstrap, err := n.raftTransport(!existing, overlap)
@@ -90,7 +95,6 @@ func (n *Node) startRaft(ctx context.Context) (*memStores, error) {
 			return overlap.waitDurable(index, n.quit)
 		}
 		nf.failed, nf.flushed, nf.applied = overlap.failed, overlap.flushTo, new(atomic.Uint64)
-		n.durableLog = overlap
 	}
 	fsm := loggedFSM{nf, n}
 	start := time.Now()
@@ -119,6 +123,25 @@ func (n *Node) startRaft(ctx context.Context) (*memStores, error) {
 	}
 	return mem, nil
 }
+
+// standaloneLogFailed stops a standalone server whose log failed to write
+// from serving (a cluster member's watchLeadership does that), and keeps
+// its Raft from standing again: as the only voter it would win, fail to
+// write its first entry and step down, again each election timeout.
+func (n *Node) standaloneLogFailed() {
+	n.logBroken()
+	if n.raftNow() == nil {
+		return // Start fails
+	}
+	if err := n.reloadConfig(func(rc *raft.ReloadableConfig) {
+		rc.HeartbeatTimeout, rc.ElectionTimeout = neverStand, neverStand
+	}); err != nil {
+		n.log.Error("configure raft", "err", err)
+	}
+}
+
+// neverStand is an election timeout long enough that Raft does not stand.
+const neverStand = 1000 * time.Hour
 
 // campaignNow makes this fresh member stand for election at once: Raft
 // starts with doubled timeouts (raftConfig), and lowering them makes a
