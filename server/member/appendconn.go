@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"slices"
 	"sync"
 	"time"
 
@@ -105,6 +106,24 @@ func (p *appendPool) get(target raft.ServerAddress) *appendConn {
 	c := conns[len(conns)-1]
 	p.idle[target] = conns[:len(conns)-1]
 	return c
+}
+
+// keepOnly closes the idle connections to addresses not in addrs: a
+// member that moved (a reconfig gave it another address) or left for good
+// never takes them again.
+func (p *appendPool) keepOnly(addrs []raft.ServerAddress) {
+	p.mu.Lock()
+	var gone []*appendConn
+	for target, conns := range p.idle {
+		if !slices.Contains(addrs, target) {
+			gone = append(gone, conns...)
+			delete(p.idle, target)
+		}
+	}
+	p.mu.Unlock()
+	for _, c := range gone {
+		c.Close()
+	}
 }
 
 func (p *appendPool) put(target raft.ServerAddress, c *appendConn) {

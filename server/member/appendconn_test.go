@@ -733,3 +733,26 @@ func TestRaftStream_AppendsMagicConnections(t *testing.T) {
 	assert.ErrorIs(t, err, io.EOF, "the connection is closed")
 	assert.GreaterOrEqual(t, time.Since(start), appendsFirstFrame/2)
 }
+
+// The pool closes its idle connections to an address no member has any
+// more (one moved or left for good) and keeps the others.
+func TestAppendPool_KeepOnlyClosesConnectionsToOtherAddresses(t *testing.T) {
+	var p appendPool
+	pooled := func(target raft.ServerAddress) (near, far net.Conn) {
+		near, far = net.Pipe()
+		t.Cleanup(func() { near.Close(); far.Close() })
+		p.put(target, newAppendConn(near, nil))
+		return near, far
+	}
+	_, stayFar := pooled("127.0.0.1:1001")
+	_, movedFar := pooled("127.0.0.1:1002")
+	p.keepOnly([]raft.ServerAddress{"127.0.0.1:1001", "127.0.0.1:1003"})
+	_, err := movedFar.Read(make([]byte, 1))
+	assert.ErrorIs(t, err, io.EOF, "the connection to the moved member is closed")
+	assert.Nil(t, p.get("127.0.0.1:1002"))
+	c := p.get("127.0.0.1:1001")
+	require.NotNil(t, c, "the connection to a member still there is kept")
+	go c.Write([]byte{1})
+	_, err = stayFar.Read(make([]byte, 1))
+	assert.NoError(t, err)
+}
