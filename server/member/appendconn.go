@@ -90,11 +90,26 @@ func (c *appendConn) receive(resp *raft.AppendEntriesResponse) (answered, err er
 }
 
 // appendPool keeps idle connections for single AppendEntries, per member.
-// raftStream closes them with the rest when the node stops.
+// raftStream closes them with the rest when the node stops. A connection
+// idle for poolIdle is closed at the next put: Raft sends every member it
+// replicates to a heartbeat far more often, so only connections to an
+// address no member has any more (a reconfig moved the member, or it left)
+// stay idle that long, and they would otherwise stay open for the
+// process's life.
 type appendPool struct {
-	mu   sync.Mutex
-	idle map[raft.ServerAddress][]*appendConn
+	mu    sync.Mutex
+	idle  map[raft.ServerAddress][]pooledAppendConn // oldest first
+	swept time.Time                                 // the last look for idle ones
+	now   func() time.Time                          // time.Now; a test's clock
 }
+
+type pooledAppendConn struct {
+	c     *appendConn
+	since time.Time // when it was put back
+}
+
+// poolIdle is how long a pooled connection may sit unused.
+const poolIdle = time.Minute
 
 func (p *appendPool) get(target raft.ServerAddress) *appendConn {
 	p.mu.Lock()
@@ -103,40 +118,54 @@ func (p *appendPool) get(target raft.ServerAddress) *appendConn {
 	if len(conns) == 0 {
 		return nil
 	}
-	c := conns[len(conns)-1]
+	c := conns[len(conns)-1].c
+	conns[len(conns)-1] = pooledAppendConn{}
 	p.idle[target] = conns[:len(conns)-1]
 	return c
 }
 
-// keepOnly closes the idle connections to addresses not in addrs: a
-// member that moved (a reconfig gave it another address) or left for good
-// never takes them again.
-func (p *appendPool) keepOnly(addrs []raft.ServerAddress) {
+func (p *appendPool) put(target raft.ServerAddress, c *appendConn) {
 	p.mu.Lock()
-	var gone []*appendConn
-	for target, conns := range p.idle {
-		if !slices.Contains(addrs, target) {
-			gone = append(gone, conns...)
-			delete(p.idle, target)
+	now := time.Now()
+	if p.now != nil {
+		now = p.now()
+	}
+	var stale []*appendConn
+	if now.Sub(p.swept) >= poolIdle {
+		p.swept = now
+		stale = p.sweepLocked(now)
+	}
+	if len(p.idle[target]) >= maxPooledConns {
+		stale = append(stale, c)
+	} else {
+		if p.idle == nil {
+			p.idle = make(map[raft.ServerAddress][]pooledAppendConn)
 		}
+		p.idle[target] = append(p.idle[target], pooledAppendConn{c: c, since: now})
 	}
 	p.mu.Unlock()
-	for _, c := range gone {
+	for _, c := range stale {
 		c.Close()
 	}
 }
 
-func (p *appendPool) put(target raft.ServerAddress, c *appendConn) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if len(p.idle[target]) >= maxPooledConns {
-		c.Close()
-		return
+// sweepLocked takes the connections idle for poolIdle out of the pool and
+// returns them, to close.
+func (p *appendPool) sweepLocked(now time.Time) []*appendConn {
+	var stale []*appendConn
+	for target, conns := range p.idle {
+		n := 0
+		for n < len(conns) && now.Sub(conns[n].since) >= poolIdle {
+			stale = append(stale, conns[n].c)
+			n++
+		}
+		if n == len(conns) {
+			delete(p.idle, target)
+			continue
+		}
+		p.idle[target] = slices.Delete(conns, 0, n)
 	}
-	if p.idle == nil {
-		p.idle = make(map[raft.ServerAddress][]*appendConn)
-	}
-	p.idle[target] = append(p.idle[target], c)
+	return stale
 }
 
 // A member that refused an AppendEntries connection is offered one again

@@ -2,6 +2,7 @@ package member
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -734,25 +735,35 @@ func TestRaftStream_AppendsMagicConnections(t *testing.T) {
 	assert.GreaterOrEqual(t, time.Since(start), appendsFirstFrame/2)
 }
 
-// The pool closes its idle connections to an address no member has any
-// more (one moved or left for good) and keeps the others.
-func TestAppendPool_KeepOnlyClosesConnectionsToOtherAddresses(t *testing.T) {
-	var p appendPool
+// The pool closes connections left idle for poolIdle, as those to an
+// address no member has any more are (a member that moved or left), and
+// keeps those in use; a connection taken out meanwhile is not swept.
+func TestAppendPool_ClosesConnectionsLeftIdle(t *testing.T) {
+	now := time.Unix(1000, 0)
+	p := appendPool{now: func() time.Time { return now }}
 	pooled := func(target raft.ServerAddress) (near, far net.Conn) {
 		near, far = net.Pipe()
 		t.Cleanup(func() { near.Close(); far.Close() })
 		p.put(target, newAppendConn(near, nil))
 		return near, far
 	}
-	_, stayFar := pooled("127.0.0.1:1001")
-	_, movedFar := pooled("127.0.0.1:1002")
-	p.keepOnly([]raft.ServerAddress{"127.0.0.1:1001", "127.0.0.1:1003"})
-	_, err := movedFar.Read(make([]byte, 1))
-	assert.ErrorIs(t, err, io.EOF, "the connection to the moved member is closed")
+	closed := func(far net.Conn) bool {
+		far.SetReadDeadline(time.Now().Add(10 * time.Millisecond))
+		_, err := far.Read(make([]byte, 1))
+		return errors.Is(err, io.EOF)
+	}
+	_, movedFar := pooled("127.0.0.1:1002") // never used again
+	_, liveFar := pooled("127.0.0.1:1001")
+	_, outFar := pooled("127.0.0.1:1003")
+	out := p.get("127.0.0.1:1003") // in use across the sweep
+	for range 3 {                  // the live member's heartbeats
+		now = now.Add(poolIdle / 2)
+		p.put("127.0.0.1:1001", p.get("127.0.0.1:1001"))
+	}
+	assert.True(t, closed(movedFar), "the connection left idle is closed")
 	assert.Nil(t, p.get("127.0.0.1:1002"))
-	c := p.get("127.0.0.1:1001")
-	require.NotNil(t, c, "the connection to a member still there is kept")
-	go c.Write([]byte{1})
-	_, err = stayFar.Read(make([]byte, 1))
-	assert.NoError(t, err)
+	assert.False(t, closed(liveFar), "the connection in use is kept")
+	assert.False(t, closed(outFar), "the connection taken out is kept")
+	p.put("127.0.0.1:1003", out)
+	assert.Same(t, out, p.get("127.0.0.1:1003"))
 }

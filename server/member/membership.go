@@ -92,13 +92,6 @@ func (n *Node) SetServers(servers []Peer) {
 	if n.notices != nil {
 		n.notices.followMembers(n)
 	}
-	if n.trans != nil {
-		var addrs []raft.ServerAddress
-		for _, p := range n.followers() {
-			addrs = append(addrs, raft.ServerAddress(p.RaftAddr))
-		}
-		n.trans.appends.keepOnly(addrs)
-	}
 	if n.IsLeader() {
 		n.reconcileMembers()
 	}

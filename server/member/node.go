@@ -230,7 +230,10 @@ type Node struct {
 	// durableLog is a durable member's log store (set by startRaft): an
 	// overlapLog in a cluster, a latchedLog standalone. Once it failed to
 	// write, the member stops serving clients (logBroken).
-	durableLog      interface{ failed() error }
+	durableLog interface{ failed() error }
+	// logFailedCh is closed when a standalone server's log failed to write
+	// (see latchedLog).
+	logFailedCh     chan struct{}
 	logFailReported atomic.Bool
 	// leaderFoundGone wakes watchLeadership when a probe finds it gone.
 	leaderFoundGone chan struct{}
@@ -276,6 +279,7 @@ func New(cfg Config, fsm *raftfsm.FSM, host Host) *Node {
 		leaderCh:        make(chan struct{}),
 		changedCh:       make(chan struct{}),
 		leaderFoundGone: make(chan struct{}, 1),
+		logFailedCh:     make(chan struct{}),
 		touched:         make(map[int64]struct{}),
 		lastHeard:       make(map[int]time.Time),
 		applied:         make(map[int]uint64),
@@ -326,6 +330,11 @@ func (n *Node) Start() error {
 		n.markJoined()
 		n.leading.Store(true)
 		n.setServing(true, "")
+		// A failure since Raft led (its first entry's write) found the
+		// server not serving yet: standaloneLogFailed left it so.
+		if n.logBroken() {
+			return n.errLogFailed()
+		}
 		return nil
 	}
 	self, _ := n.cfg.Self()

@@ -478,6 +478,38 @@ func TestLatchedLog_AStandaloneServerWhoseLogFailedStopsServing(t *testing.T) {
 	assert.Contains(t, logged.String(), "the Raft log failed to write")
 }
 
+// noopFailing fails the write of a leader's first entry, a no-op, as if
+// the disk failed just as a standalone server started.
+type noopFailing struct{ raft.LogStore }
+
+func (s noopFailing) StoreLog(l *raft.Log) error { return s.StoreLogs([]*raft.Log{l}) }
+
+func (s noopFailing) StoreLogs(logs []*raft.Log) error {
+	for _, l := range logs {
+		if l.Type == raft.LogNoop {
+			return errors.New("input/output error")
+		}
+	}
+	return s.LogStore.StoreLogs(logs)
+}
+
+// A standalone server whose log fails as it starts does not start: Start
+// says why, rather than serving with a log it cannot write or waiting for
+// a leadership that will not come.
+func TestLatchedLog_AStandaloneServerWhoseLogFailsAtStartDoesNotStart(t *testing.T) {
+	for i := range 5 { // the failure races Start's last steps
+		n := New(Config{TickTime: 100 * time.Millisecond, RaftTimeout: 100 * time.Millisecond, SnapCount: 100000,
+			SnapRetainCount: 3, DataDir: t.TempDir(), LogStore: LogStoreWAL, Logger: quietLogger(),
+			wrapLogStore: func(s raft.LogStore) raft.LogStore { return noopFailing{s} }}, raftfsm.New(nil), nopHost{})
+		err := n.Start()
+		n.Stop()
+		n.Wait()
+		require.Error(t, err, "run %d", i)
+		assert.Contains(t, err.Error(), "failed to write: input/output error", "run %d", i)
+		assert.False(t, n.serving.Load(), "run %d", i)
+	}
+}
+
 // Once a write failed, every later write fails with its error and none
 // reaches the store: a failed fsync may have dropped its pages, and a
 // later one can succeed without them.

@@ -61,7 +61,10 @@ func (n *Node) startRaft(ctx context.Context) (*memStores, error) {
 			logs = overlap
 			n.durableLog = overlap
 		} else {
-			latch := &latchedLog{LogStore: logs, onFail: func() { n.goOwned("log-failed", n.standaloneLogFailed) }}
+			latch := &latchedLog{LogStore: logs, onFail: func() {
+				close(n.logFailedCh)
+				n.goOwned("log-failed", n.standaloneLogFailed)
+			}}
 			logs = latch
 			n.durableLog = latch
 		}
@@ -375,11 +378,19 @@ func (n *Node) waitLeader(ctx context.Context) error {
 	for n.raftNow().State() != raft.Leader {
 		select {
 		case <-obs:
+		case <-n.logFailedCh:
+			return n.errLogFailed()
 		case <-ctx.Done():
 			return fmt.Errorf("wait for raft leadership: %w", ctx.Err())
 		}
 	}
 	return nil
+}
+
+// errLogFailed is what Start returns when a standalone server's log failed
+// to write as it started (its Raft's first entry, say).
+func (n *Node) errLogFailed() error {
+	return fmt.Errorf("the Raft log in %s failed to write: %w", n.cfg.DataDir, n.durableLog.failed())
 }
 
 // raftLogger bridges hashicorp/raft's hclog logging into the server's slog
