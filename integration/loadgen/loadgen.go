@@ -131,16 +131,27 @@ type session struct {
 	timeout time.Duration
 }
 
-func dial(addr string) (*session, error) { return dialTimeout(addr, 30*time.Second) }
+// Write buffers: a session under load pipelines requests (multis of a
+// hundred among them) through a large one; the thousands of sessions of a
+// storm or a fan-out each send a few small requests, and a large buffer
+// apiece cost the dialers more than their connects (zeroed, then
+// collected).
+const (
+	loadWriteBuffer = 64 << 10
+	idleWriteBuffer = 1 << 10
+)
 
-// dialTimeout opens a session asking for the given session timeout; the
-// server's answer is in the session's timeout.
-func dialTimeout(addr string, timeout time.Duration) (*session, error) {
+func dial(addr string) (*session, error) { return dialTimeout(addr, 30*time.Second, loadWriteBuffer) }
+
+// dialTimeout opens a session asking for the given session timeout, with
+// a write buffer of the given size; the server's answer is in the
+// session's timeout.
+func dialTimeout(addr string, timeout time.Duration, writeBuffer int) (*session, error) {
 	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
 	if err != nil {
 		return nil, err
 	}
-	s := &session{nc: nc, bw: bufio.NewWriterSize(nc, 64<<10), fr: wire.NewFrameReader(nc, 64<<20)}
+	s := &session{nc: nc, bw: bufio.NewWriterSize(nc, writeBuffer), fr: wire.NewFrameReader(nc, 64<<20)}
 	req := wire.ConnectRequest{TimeOut: int32(timeout.Milliseconds()), Passwd: make([]byte, 16)}
 	b, start := wire.StartFrame(nil)
 	b = wire.EndFrame(req.Append(b), start)

@@ -28,7 +28,7 @@ func dialMany(addrs string, n int, timeout time.Duration) ([]*session, error) {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			sessions[i], errs[i] = dialTimeout(list[i%len(list)], timeout)
+			sessions[i], errs[i] = dialTimeout(list[i%len(list)], timeout, idleWriteBuffer)
 		})
 	}
 	wg.Wait()
