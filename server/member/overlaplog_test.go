@@ -478,6 +478,37 @@ func TestLatchedLog_AStandaloneServerWhoseLogFailedStopsServing(t *testing.T) {
 	assert.Contains(t, logged.String(), "the Raft log failed to write")
 }
 
+// A durable standalone server restarted with entries in its log past its
+// newest snapshot has applied them all when Start returns: it serves
+// nothing older than what it acknowledged before, as a ZooKeeper reads its
+// whole log before it serves.
+func TestStandalone_StartReturnsOnceTheLogIsApplied(t *testing.T) {
+	dir := t.TempDir()
+	start := func() *Node {
+		n := New(Config{TickTime: 100 * time.Millisecond, RaftTimeout: 100 * time.Millisecond, SnapCount: 1000000,
+			SnapRetainCount: 3, DataDir: dir, LogStore: LogStoreWAL, Logger: quietLogger()}, raftfsm.New(nil), nopHost{})
+		require.NoError(t, n.Start())
+		return n
+	}
+	n := start()
+	const sessions = 20000 // past any snapshot: all of them replayed at the restart
+	for i := range sessions {
+		cmd := &raftfsm.Command{Type: raftfsm.TypeCreateSession, Session: int64(i + 1), Timeout: 30000,
+			Passwd: make([]byte, 16), Time: time.Now().UnixMilli()}
+		n.Propose(cmd.Encode(), 0)
+	}
+	eventually(t, "the last session to be applied", func() bool {
+		_, ok := n.fsm.Session(sessions)
+		return ok
+	})
+	n.Stop()
+	n.Wait()
+	again := start()
+	t.Cleanup(func() { again.Stop(); again.Wait() })
+	_, ok := again.fsm.Session(sessions)
+	assert.True(t, ok, "the last session, applied before the restart, when Start returns")
+}
+
 // noopFailing fails the write of a leader's first entry, a no-op, as if
 // the disk failed just as a standalone server started.
 type noopFailing struct{ raft.LogStore }

@@ -116,7 +116,10 @@ func (n *Node) startRaft(ctx context.Context) (*memStores, error) {
 		if err := n.campaignNow(); err != nil {
 			return nil, err
 		}
-		return mem, n.waitLeader(ctx)
+		if err := n.waitLeader(ctx); err != nil {
+			return nil, err
+		}
+		return mem, n.applyLog(ctx)
 	}
 	if !existing && n.firstVoter() {
 		// A fresh cluster elects its first leader sooner if one member, the
@@ -383,6 +386,26 @@ func (n *Node) waitLeader(ctx context.Context) error {
 		case <-ctx.Done():
 			return fmt.Errorf("wait for raft leadership: %w", ctx.Err())
 		}
+	}
+	return nil
+}
+
+// applyLog waits until a standalone server that just led has applied its
+// whole log: what a durable server's log holds past its newest snapshot
+// Raft applies only once the leader's first entry commits, and until then
+// its clients would read the tree as it was at that snapshot, where
+// ZooKeeper reads its whole log before it serves. A barrier is applied
+// after everything before it.
+func (n *Node) applyLog(ctx context.Context) error {
+	timeout := 30 * time.Second
+	if d, ok := ctx.Deadline(); ok {
+		timeout = time.Until(d)
+	}
+	if err := n.raftNow().Barrier(timeout).Error(); err != nil {
+		if n.durableLog != nil && n.durableLog.failed() != nil {
+			return n.errLogFailed()
+		}
+		return fmt.Errorf("apply the raft log: %w", err)
 	}
 	return nil
 }
