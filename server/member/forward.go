@@ -142,7 +142,7 @@ func (n *Node) serveForward(nc net.Conn) {
 		case fwdRevalidate:
 			replies <- n.revalidateFor(typ, id, payload)
 		case fwdSync:
-			replies <- fwdReply{typ: typ, id: id, future: n.raftNow().Barrier(n.cfg.RaftTimeout * 10)}
+			replies <- fwdReply{typ: typ, id: id, future: n.barrier(n.cfg.RaftTimeout * 10)}
 		case fwdPing:
 			replies <- fwdReply{typ: typ, id: id}
 		case fwdGone:

@@ -38,6 +38,7 @@ func (n *Node) watchLeadership() {
 		case <-obs:
 		case <-ticker.C:
 		case <-n.leaderFoundGone:
+		case <-n.caughtUpCh:
 		}
 		isLeader := n.raftNow().State() == raft.Leader
 		if isLeader && !n.leading.Load() {
@@ -65,7 +66,9 @@ func (n *Node) watchLeadership() {
 			n.markJoined()
 			leaderless = time.Time{}
 			n.leaderKnown(true)
-			n.setServing(true, "")
+			if n.serving.Load() || n.caughtUp() {
+				n.setServing(true, "")
+			}
 			continue
 		}
 		if leaderless.IsZero() {
@@ -83,6 +86,40 @@ func (n *Node) watchLeadership() {
 			n.setServing(false, "no leader: not serving clients until one is elected")
 		}
 	}
+}
+
+// caughtUp reports whether this member has caught up with its leader
+// since it last stopped serving (or started), and if not starts doing so:
+// it may serve only then, as a ZooKeeper follower serves once its leader
+// has synced it. Otherwise, once it knew a leader, it would serve what its
+// state machine held: after a restart, the tree as at its newest snapshot,
+// since Raft applies what the log holds past it only once the new term's
+// first entry commits; after a long partition, the tree as it was then.
+// A client that saw a later state on another member is held back by the
+// zxid it gives (CatchUp), but a new one was not.
+func (n *Node) caughtUp() bool {
+	gen := n.offGen.Load()
+	if n.syncedGen.Load() == gen+1 {
+		return true
+	}
+	if !n.syncing.CompareAndSwap(false, true) {
+		return false
+	}
+	if !n.goOwned("catch-up", func() {
+		defer n.syncing.Store(false)
+		if err := n.Sync(n.quit); err != nil {
+			n.log.Debug("catching up with the leader before serving", "err", err)
+			return // tried again at the next look (watchLeadership)
+		}
+		n.syncedGen.Store(gen + 1)
+		select {
+		case n.caughtUpCh <- struct{}{}:
+		default:
+		}
+	}) {
+		n.syncing.Store(false)
+	}
+	return false
 }
 
 // logBroken reports whether this member's log failed to write, and if so
@@ -131,6 +168,7 @@ func (n *Node) setServing(on bool, why string) {
 	} else {
 		n.servingCh = make(chan struct{})
 		n.stats.notServingSince = time.Now()
+		n.offGen.Add(1) // it must catch up again before it serves (caughtUp)
 	}
 	n.servingMu.Unlock()
 	if on {
@@ -313,7 +351,7 @@ func (n *Node) Sync(done <-chan struct{}) error {
 		// The leader's barrier itself may take up to ten Raft timeouts.
 		reply, err = n.fwd.call(fwdSync, nil, deadline.Add(n.cfg.RaftTimeout*10))
 		return err
-	}, func() { leaderErr = n.raftNow().Barrier(n.cfg.RaftTimeout * 10).Error() })
+	}, func() { leaderErr = n.barrier(n.cfg.RaftTimeout * 10).Error() })
 	switch {
 	case err != nil:
 		return fmt.Errorf("sync with the leader: %w", err)

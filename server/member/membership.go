@@ -226,7 +226,7 @@ func (n *Node) awaitReconciled() {
 	}
 	// Everything committed applied here first: a reconfig a follower has
 	// already answered may not have reached this member's state yet.
-	_ = n.raftNow().Barrier(10 * n.cfg.RaftTimeout).Error()
+	_ = n.barrier(10 * n.cfg.RaftTimeout).Error()
 	n.leadingWhile(n.ReconfigInProgress)
 	// A member that has just become the leader has heard from none of
 	// the others yet: they report to it as soon as they learn it leads,

@@ -231,6 +231,13 @@ type Node struct {
 	// overlapLog in a cluster, a latchedLog standalone. Once it failed to
 	// write, the member stops serving clients (logBroken).
 	durableLog interface{ failed() error }
+	// offGen counts the times the member stopped serving; syncedGen is
+	// one more than the count when it last caught up with a leader, while
+	// syncing does (see caughtUp), and caughtUpCh wakes watchLeadership
+	// when it has.
+	offGen, syncedGen atomic.Uint64
+	syncing           atomic.Bool
+	caughtUpCh        chan struct{}
 	// logFailedCh is closed when a standalone server's log failed to write
 	// (see latchedLog).
 	logFailedCh     chan struct{}
@@ -280,6 +287,7 @@ func New(cfg Config, fsm *raftfsm.FSM, host Host) *Node {
 		changedCh:       make(chan struct{}),
 		leaderFoundGone: make(chan struct{}, 1),
 		logFailedCh:     make(chan struct{}),
+		caughtUpCh:      make(chan struct{}, 1),
 		touched:         make(map[int64]struct{}),
 		lastHeard:       make(map[int]time.Time),
 		applied:         make(map[int]uint64),

@@ -429,7 +429,9 @@ func TestOverlapLog_AMemberWhoseLogFailedStopsServing(t *testing.T) {
 			break
 		}
 	}
-	eventually(t, "the follower to serve", follower.serving.Load)
+	for _, n := range nodes {
+		eventually(t, "every member to serve", n.serving.Load)
+	}
 	store := stores[follower.cfg.ServerID-1]
 	store.mu.Lock()
 	store.fail = errors.New("input/output error")

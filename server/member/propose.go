@@ -32,7 +32,7 @@ func (n *Node) Propose(data []byte, reqID uint64) {
 // predecessors left. It waits up to ten Raft timeouts; elsewhere, or if
 // leadership moves meanwhile, it does nothing.
 func (n *Node) ProposeAsLeader(build func() []byte) {
-	if !n.IsLeader() || n.raftNow().Barrier(10*n.cfg.RaftTimeout).Error() != nil || !n.IsLeader() {
+	if !n.IsLeader() || n.barrier(10*n.cfg.RaftTimeout).Error() != nil || !n.IsLeader() {
 		return
 	}
 	if data := build(); data != nil {
