@@ -1,9 +1,11 @@
 package member
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"time"
 
@@ -72,6 +74,9 @@ func (n *Node) watchLeadership() {
 			continue
 		}
 		if leaderless.IsZero() {
+			// A member catching up when its leader went must catch up
+			// again with the next: what it caught up to may be old by then.
+			n.offGen.Add(1)
 			leaderless = time.Now()
 			if !goneSince.IsZero() {
 				leaderless = goneSince
@@ -108,7 +113,11 @@ func (n *Node) caughtUp() bool {
 	if !n.goOwned("catch-up", func() {
 		defer n.syncing.Store(false)
 		if err := n.Sync(n.quit); err != nil {
-			n.log.Debug("catching up with the leader before serving", "err", err)
+			level := slog.LevelDebug
+			if n.syncFailedGen.Swap(gen+1) != gen+1 { // once each time it is not serving
+				level = slog.LevelInfo
+			}
+			n.log.Log(context.Background(), level, "not serving yet: catching up with the leader failed; trying again", "err", err)
 			return // tried again at the next look (watchLeadership)
 		}
 		n.syncedGen.Store(gen + 1)

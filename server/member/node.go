@@ -235,9 +235,9 @@ type Node struct {
 	// one more than the count when it last caught up with a leader, while
 	// syncing does (see caughtUp), and caughtUpCh wakes watchLeadership
 	// when it has.
-	offGen, syncedGen atomic.Uint64
-	syncing           atomic.Bool
-	caughtUpCh        chan struct{}
+	offGen, syncedGen, syncFailedGen atomic.Uint64
+	syncing                          atomic.Bool
+	caughtUpCh                       chan struct{}
 	// logFailedCh is closed when a standalone server's log failed to write
 	// (see latchedLog).
 	logFailedCh     chan struct{}

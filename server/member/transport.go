@@ -631,34 +631,52 @@ func (n *Node) committed(index, term uint64) {
 // commit index: in tests 60-80 ms later, and in one (a member that was
 // catching up, beside an older member) not until the next write, seconds
 // later, while a sync on a follower waited for them.
+//
+// Like a proposal, a barrier counts as unanswered until Raft answers it,
+// so that stopping waits for that while Raft still runs (see
+// stopProposing): one still queued when Raft shuts down is never answered.
 func (n *Node) barrier(timeout time.Duration) raft.Future {
+	b := &noticedBarrier{done: make(chan struct{}), quit: n.quit}
+	n.applyMu.RLock()
+	if n.applyClosed {
+		n.applyMu.RUnlock()
+		b.err = ErrClosed
+		close(b.done)
+		return b
+	}
+	n.unanswered.Add(1)
 	r := n.raftNow()
 	term := r.CurrentTerm()
-	return &noticedBarrier{Future: r.Barrier(timeout), n: n, term: term}
-}
-
-// noticedBarrier is a barrier's future that sends the commit notice once
-// the barrier is applied (see barrier).
-type noticedBarrier struct {
-	raft.Future
-	n    *Node
-	term uint64
-	once sync.Once
-}
-
-// Error waits for the barrier to be applied, or for the node to stop: a
-// barrier still queued when Raft shuts down is never answered
-// (hashicorp/raft#498), and whoever waited for it would wait for ever.
-func (b *noticedBarrier) Error() error {
-	answered := make(chan error, 1)
-	go func() { answered <- b.Future.Error() }()
-	select {
-	case err := <-answered:
-		if err == nil {
-			b.once.Do(func() { b.n.committed(b.n.raftNow().AppliedIndex(), b.term) })
+	f := r.Barrier(timeout)
+	n.applyMu.RUnlock()
+	go func() {
+		defer n.unanswered.Add(-1)
+		b.err = f.Error()
+		if b.err == nil {
+			index := r.AppliedIndex() // Raft may answer before it moves it
+			if i, ok := f.(raft.IndexFuture); ok {
+				index = max(index, i.Index())
+			}
+			n.committed(index, term)
 		}
-		return err
-	case <-b.n.quit:
+		close(b.done)
+	}()
+	return b
+}
+
+// noticedBarrier is a barrier's future (see barrier).
+type noticedBarrier struct {
+	done chan struct{} // closed once err is set
+	err  error
+	quit <-chan struct{}
+}
+
+// Error waits for the barrier to be applied, or for the node to stop.
+func (b *noticedBarrier) Error() error {
+	select {
+	case <-b.done:
+		return b.err
+	case <-b.quit:
 		return ErrClosed
 	}
 }
