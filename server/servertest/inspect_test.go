@@ -135,11 +135,29 @@ func TestInspector_WaitFor(t *testing.T) {
 	srv := servertest.NewServer(t)
 	in := srv.Inspect()
 	conn := session(t, srv.ConnectString())
+	// What the client got back is checked: a CI run once waited for /later
+	// in vain, and its errors had been dropped.
+	done := make(chan error, 1)
 	go func() {
-		conn.Create("/later", nil, 0, openACL)
-		conn.ExistsW("/later")
-		conn.Delete("/later", -1)
+		_, err := conn.Create("/later", nil, 0, openACL)
+		if err == nil {
+			_, _, _, err = conn.ExistsW("/later")
+		}
+		if err == nil {
+			err = conn.Delete("/later", -1)
+		}
+		if err != nil { // now, not after a WaitFor gives up
+			t.Errorf("the client: %v", err)
+		}
+		done <- err
 	}()
+	t.Cleanup(func() { // the goroutine ends within the test, or is reported
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			t.Error("the client's create, exists and delete did not return")
+		}
+	})
 	in.WaitForNode("/later")
 	in.WaitForGone("/later")
 	in.WaitFor("no watch left", func(in *servertest.Inspector) bool { return len(in.Watches()) == 0 })
