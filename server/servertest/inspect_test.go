@@ -135,8 +135,11 @@ func TestInspector_WaitFor(t *testing.T) {
 	srv := servertest.NewServer(t)
 	in := srv.Inspect()
 	conn := session(t, srv.ConnectString())
-	// What the client got back is checked: a CI run once waited for /later
-	// in vain, and its errors had been dropped.
+	// The client deletes /later only once the test has seen it: on a loaded
+	// machine its create, exists and delete can all be done before the
+	// waiting goroutine runs again, and a node that came and went is not
+	// there to be seen.
+	seen := make(chan struct{})
 	done := make(chan error, 1)
 	go func() {
 		_, err := conn.Create("/later", nil, 0, openACL)
@@ -144,6 +147,7 @@ func TestInspector_WaitFor(t *testing.T) {
 			_, _, _, err = conn.ExistsW("/later")
 		}
 		if err == nil {
+			<-seen
 			err = conn.Delete("/later", -1)
 		}
 		if err != nil { // now, not after a WaitFor gives up
@@ -153,18 +157,32 @@ func TestInspector_WaitFor(t *testing.T) {
 	}()
 	t.Cleanup(func() { // the goroutine ends within the test, or is reported
 		select {
+		case <-seen:
+		default:
+			close(seen)
+		}
+		select {
 		case <-done:
 		case <-time.After(30 * time.Second):
 			t.Error("the client's create, exists and delete did not return")
 		}
 	})
 	in.WaitForNode("/later")
+	in.WaitForWatches("/later", 1)
+	close(seen)
 	in.WaitForGone("/later")
 	in.WaitFor("no watch left", func(in *servertest.Inspector) bool { return len(in.Watches()) == 0 })
 
-	other := session(t, srv.ConnectString())
-	go other.ExistsW("/w")
+	// The same session sets the next watch: a session that sets one just
+	// after it connects can race go-zookeeper's resending of its watches
+	// (it reads the last zxid as its receiver writes it).
+	watched := make(chan error, 1)
+	go func() {
+		_, _, _, err := conn.ExistsW("/w")
+		watched <- err
+	}()
 	in.WaitForWatches("/w", 1)
+	require.NoError(t, <-watched)
 }
 
 // A cluster member's Inspector sees that member's copy and its own
