@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/zkraft/zkraft/raftfsm"
+	"github.com/zkraft/zkraft/server/internal/backoff"
 	"github.com/zkraft/zkraft/server/internal/sockio"
 	"github.com/zkraft/zkraft/session"
 	"github.com/zkraft/zkraft/tree"
@@ -73,16 +74,26 @@ type conn struct {
 	fired      uint64 // the registry's seq of the last trigger that notified it
 }
 
-func (s *Server) acceptLoop(ln net.Listener) {
+// acceptLoop accepts clients on ln until it is closed. After a failed
+// accept it pauses (pause reports false once the server stops waiting):
+// a process out of descriptors (EMFILE) fails every accept until a
+// connection closes, and would otherwise spin and log without end.
+func (s *Server) acceptLoop(ln net.Listener, pause func(time.Duration) bool) {
+	var pauses backoff.Accept
 	for {
 		nc, err := ln.Accept()
 		if err != nil {
 			if s.closing() || errors.Is(err, net.ErrClosed) {
 				return
 			}
-			s.log.Warn("accept", "err", err)
+			d := pauses.Failed()
+			s.log.Warn("accept failed", "err", err, "retry_in", d)
+			if !pause(d) {
+				return
+			}
 			continue
 		}
+		pauses.Succeeded()
 		c := s.newConn(nc)
 		if !s.addConn(c) {
 			nc.Close()
@@ -94,6 +105,10 @@ func (s *Server) acceptLoop(ln net.Listener) {
 		}
 	}
 }
+
+// pause waits d, or until the server stops, and reports whether it waited
+// all of d.
+func (s *Server) pause(d time.Duration) bool { return backoff.Sleep(d, s.quit) }
 
 func (s *Server) newConn(nc net.Conn) *conn {
 	nc = sockio.Wrap(nc)

@@ -155,7 +155,7 @@ func (s *Server) start(ln net.Listener) error {
 			s.goOwned("advances", func() { <-s.quit; stop() })
 		}
 	}
-	s.goOwned("accept", func() { s.acceptLoop(ln) })
+	s.goOwned("accept", func() { s.acceptLoop(ln, s.pause) })
 	s.log.Info("serving", "addr", ln.Addr().String(), "server_id", s.cfg.ServerID)
 	return nil
 }

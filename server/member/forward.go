@@ -8,6 +8,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	"github.com/zkraft/zkraft/server/internal/backoff"
 	"github.com/zkraft/zkraft/wire"
 )
 
@@ -81,13 +82,31 @@ func appendFwdFrame(dst []byte, typ byte, id uint64, head, payload []byte) []byt
 	return wire.EndFrame(dst, start)
 }
 
-// acceptForwards serves members' forward connections until shutdown.
+// acceptForwards serves members' forward connections until shutdown. A
+// failed accept (out of descriptors, say) is tried again after a pause: a
+// member that stopped accepting would leave the others' clients unable to
+// write through it until it restarted.
 func (n *Node) acceptForwards(ln net.Listener) {
+	var pauses backoff.Accept
 	for {
 		nc, err := ln.Accept()
 		if err != nil {
-			return
+			select {
+			case <-n.quit:
+				return
+			default:
+			}
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			d := pauses.Failed()
+			n.log.Warn("accepting a member's forward connection failed", "err", err, "retry_in", d)
+			if !backoff.Sleep(d, n.quit) {
+				return
+			}
+			continue
 		}
+		pauses.Succeeded()
 		if !n.trackPeer(nc) || !n.goOwned("forward-in", func() { n.serveForward(nc) }) {
 			nc.Close()
 		}

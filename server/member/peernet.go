@@ -11,6 +11,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	"github.com/zkraft/zkraft/server/internal/backoff"
 	"github.com/zkraft/zkraft/server/internal/sockio"
 )
 
@@ -215,7 +216,7 @@ func (s *raftStream) Accept() (net.Conn, error) {
 // by its header (read on a goroutine of its own: a slow member holds up no
 // one else).
 func (s *raftStream) acceptLoop() {
-	var delay time.Duration
+	var pauses backoff.Accept
 	for {
 		nc, err := s.ln.Accept()
 		if err != nil {
@@ -226,11 +227,10 @@ func (s *raftStream) acceptLoop() {
 			}
 			// Out of descriptors, say: wait a little, as Raft's
 			// transport does, and go on.
-			delay = min(max(2*delay, 5*time.Millisecond), time.Second)
-			time.Sleep(delay)
+			time.Sleep(pauses.Failed())
 			continue
 		}
-		delay = 0
+		pauses.Succeeded()
 		pc := nc.(*peerConn)
 		pc.onBroken = s.broken
 		// Tracked at once, so that Close ends a connection whose header
