@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -77,7 +78,6 @@ func (n *Node) standIfGone(leader int, gone bool) {
 	}
 	if !n.goOwned("leader-probe", func() {
 		defer n.probing.Store(false)
-		found := time.Now()
 		if !gone {
 			err := n.ping(leader)
 			if err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
@@ -85,6 +85,12 @@ func (n *Node) standIfGone(leader int, gone bool) {
 			}
 			n.log.Info("the connection to the leader broke and it cannot be reached", "leader", leader, "err", err)
 		}
+		// Found gone now, once the ping failed: an AppendEntries the leader
+		// sent before the connection broke may still be applied while the
+		// ping runs, and Raft counts it as contact. Counted from before the
+		// ping, it looked like the leader heard from again, and the member
+		// served on until Raft's own timeout.
+		found := time.Now()
 		n.goneLeader.Store(&goneLeader{id: raft.ServerID(itoa(leader)), at: found})
 		select {
 		case n.leaderFoundGone <- struct{}{}: // wake watchLeadership
@@ -100,20 +106,56 @@ func (n *Node) standIfGone(leader int, gone bool) {
 // names it until its heartbeat timeout passes, but the time without a
 // leader that ends in quorum loss counts from then (see watchLeadership).
 type goneLeader struct {
-	id raft.ServerID
-	at time.Time
+	id        raft.ServerID
+	at        time.Time
+	rechecked atomic.Bool // a contact since at was checked (knownLeader)
 }
 
 // knownLeader returns the leader Raft names, unless this member found it
 // gone and has not heard from it since; then it returns "" and when the
 // leader was found gone.
+//
+// Raft counts as contact an AppendEntries the leader sent before its
+// connection broke and this member applies only after the probe found the
+// leader gone. Taken at its word, one such late contact kept the member
+// serving until Raft's own timeout. So the first contact since the leader
+// was found gone is checked with a ping: if the leader answers, it is back;
+// if not, it is found gone again, from now.
 func (n *Node) knownLeader() (raft.ServerID, time.Time) {
 	_, id := n.raftNow().LeaderWithID()
-	if g := n.goneLeader.Load(); g != nil && id == g.id && id != "" && id != raft.ServerID(itoa(n.cfg.ServerID)) &&
-		n.raftNow().LastContact().Before(g.at) {
+	g := n.goneLeader.Load()
+	if g == nil || id != g.id || id == "" || id == raft.ServerID(itoa(n.cfg.ServerID)) {
+		return id, time.Time{}
+	}
+	if n.raftNow().LastContact().Before(g.at) {
 		return "", g.at
 	}
+	if g.rechecked.CompareAndSwap(false, true) {
+		n.recheckGone(g)
+	}
 	return id, time.Time{}
+}
+
+// recheckGone pings the leader g names, which was heard from after it was
+// found gone (knownLeader).
+func (n *Node) recheckGone(g *goneLeader) {
+	leader, err := strconv.Atoi(string(g.id))
+	if err != nil {
+		return
+	}
+	n.goOwned("leader-recheck", func() {
+		err := n.ping(leader)
+		if err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+			n.goneLeader.CompareAndSwap(g, nil) // it answers: back
+			return
+		}
+		if n.goneLeader.CompareAndSwap(g, &goneLeader{id: g.id, at: time.Now()}) {
+			select {
+			case n.leaderFoundGone <- struct{}{}: // wake watchLeadership
+			default:
+			}
+		}
+	})
 }
 
 // logEnd is where a member's log ends: Raft's order of completeness.
