@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 // failingListener fails every accept with EMFILE, as a process out of
@@ -53,5 +55,36 @@ func TestAcceptLoop_PausesAfterFailures(t *testing.T) {
 			assert.Equal(t, tc.pauses, pauses)
 			assert.Equal(t, tc.accepts, ln.calls)
 		})
+	}
+}
+
+// Client connections have TCP keepalive off unless clientTcpKeepAlive turns
+// it on, as in ZooKeeper.
+func TestClientTCPKeepAlive(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		s, err := New(Config{ClientPortAddress: "127.0.0.1:0", ClientTCPKeepAlive: on})
+		require.NoError(t, err)
+		require.NoError(t, s.Start())
+		t.Cleanup(func() { s.Close() })
+		nc, err := net.Dial("tcp", s.ConnectString())
+		require.NoError(t, err)
+		t.Cleanup(func() { nc.Close() })
+		_, err = nc.Write([]byte{0}) // the first byte of a frame: the kernel hands the connection over
+		require.NoError(t, err)
+		var accepted *conn
+		require.Eventually(t, func() bool {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			for c := range s.conns {
+				accepted = c
+			}
+			return accepted != nil
+		}, 10*time.Second, time.Millisecond)
+		var keepAlive int
+		require.NoError(t, accepted.raw.Control(func(fd uintptr) {
+			keepAlive, err = unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_KEEPALIVE)
+		}))
+		require.NoError(t, err)
+		assert.Equal(t, on, keepAlive != 0, "clientTcpKeepAlive=%v", on)
 	}
 }

@@ -54,6 +54,13 @@ type Config struct {
 	// 0 means ZooKeeper's default of 60; negative means no limit (zoo.cfg
 	// maxClientCnxns=0).
 	MaxClientCnxns int
+	// ClientTCPKeepAlive turns TCP keepalive on for client connections,
+	// with the system's timings (zoo.cfg clientTcpKeepAlive, ZooKeeper's
+	// zookeeper.clientTcpKeepAlive). Off by default, as in ZooKeeper: a
+	// session's pings and its timeout find a client that has gone. (Go's
+	// own default turns it on with four system calls per accept.) Applies
+	// to the listener the server opens, not to Config.ClientListener.
+	ClientTCPKeepAlive bool
 	// FourLetterWords lists the four-letter words the server answers
 	// (4lw.commands.whitelist); "*" allows all. Default: srvr only. A word
 	// not listed is answered with ZooKeeper's "not in the whitelist" text.

@@ -119,7 +119,6 @@ func (s *Server) newConn(nc net.Conn) *conn {
 	}
 	c := &conn{
 		srv: s, nc: nc, ip: ip, remote: remote,
-		fr:   wire.NewFrameReader(nc, s.cfg.JuteMaxBuffer),
 		log:  s.log.With("peer", remote),
 		wake: make(chan struct{}, 1),
 		done: make(chan struct{}),
@@ -128,7 +127,9 @@ func (s *Server) newConn(nc net.Conn) *conn {
 		c.raw, _ = sc.SyscallConn()
 	}
 	if c.raw != nil {
-		c.fr.ReleaseIdle(newSocketReader(c.raw))
+		c.fr = wire.NewIdleFrameReader(nc, newSocketReader(c.raw), s.cfg.JuteMaxBuffer)
+	} else {
+		c.fr = wire.NewFrameReader(nc, s.cfg.JuteMaxBuffer)
 	}
 	c.setAuth([]wire.Id{{Scheme: "ip", ID: ip}})
 	c.stats.established = time.Now()
@@ -419,7 +420,7 @@ func (c *conn) sendConnectResponse(req *wire.ConnectRequest, id int64, passwd []
 	if id != 0 {
 		resp.TimeOut = int32(c.timeout.Milliseconds())
 	}
-	c.queue(resp.Append)
+	c.queueAndWrite(resp.Append)
 }
 
 // close closes the socket and stops both goroutines. It takes no lock but

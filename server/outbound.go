@@ -37,10 +37,33 @@ const (
 // writer, and returns the frame's size (0 if the connection is closing). It
 // never blocks; a client that lets too much pile up is closed.
 func (c *conn) queue(body func([]byte) []byte) int {
+	size, ok := c.enqueue(body)
+	if ok {
+		c.signal()
+	}
+	return size
+}
+
+// queueAndWrite appends one frame, built by body, and writes the queue at
+// once as far as the socket takes it, waking the writer goroutine only for
+// what is left: for a frame the reader goroutine sends itself while nothing
+// else is in flight (the answer to a connect), one goroutine hand-off
+// fewer.
+func (c *conn) queueAndWrite(body func([]byte) []byte) {
+	if _, ok := c.enqueue(body); ok {
+		c.flushNow()
+	}
+}
+
+// enqueue appends one frame, built by body, to the outbound queue without
+// waking anyone, and returns its size and whether it is queued for
+// writing (not if the connection is closing, or the queue overflowed and
+// the connection was closed).
+func (c *conn) enqueue(body func([]byte) []byte) (int, bool) {
 	c.omu.Lock()
 	if c.closed || c.finishing {
 		c.omu.Unlock()
-		return 0
+		return 0, false
 	}
 	var start int
 	c.out, start = wire.StartFrame(c.out)
@@ -51,11 +74,7 @@ func (c *conn) queue(body func([]byte) []byte) int {
 	c.omu.Unlock()
 	c.stats.sentOne()
 	c.srv.stats.queued(size, 1)
-	if c.overflowed(over) {
-		return size
-	}
-	c.signal()
-	return size
+	return size, !c.overflowed(over)
 }
 
 // queueFramed appends a frame built beforehand (one notification, the

@@ -14,9 +14,14 @@ import (
 	"github.com/zkraft/zkraft/raftfsm"
 	"github.com/zkraft/zkraft/server/clock"
 	"github.com/zkraft/zkraft/server/internal/owned"
+	"github.com/zkraft/zkraft/server/internal/sockio"
 	"github.com/zkraft/zkraft/server/member"
 	"github.com/zkraft/zkraft/session"
 )
+
+// deferAcceptSeconds is how long the kernel holds a client connection that
+// has sent nothing before handing it over all the same (sockio.DeferAccept).
+const deferAcceptSeconds = 1
 
 // ErrServerClosed is returned by Serve and Start after Shutdown or Close.
 var ErrServerClosed = errors.New("server: closed")
@@ -105,7 +110,12 @@ func (s *Server) Start() error {
 	ln := s.cfg.ClientListener
 	if ln == nil {
 		var err error
-		if ln, err = net.Listen("tcp", s.cfg.ClientPortAddress); err != nil {
+		// A client speaks first: its connect request is read at once.
+		lc := net.ListenConfig{KeepAlive: -1, Control: sockio.DeferAccept(deferAcceptSeconds)}
+		if s.cfg.ClientTCPKeepAlive {
+			lc.KeepAliveConfig = net.KeepAliveConfig{Enable: true, Idle: -1, Interval: -1, Count: -1}
+		}
+		if ln, err = lc.Listen(context.Background(), "tcp", s.cfg.ClientPortAddress); err != nil {
 			return fmt.Errorf("listen on %s: %w", s.cfg.ClientPortAddress, err)
 		}
 	}

@@ -69,6 +69,8 @@ func (c *Config) applyZooCfg(key, v string, port, addr *string) (known bool, err
 		if c.MaxClientCnxns == 0 {
 			c.MaxClientCnxns = -1 // zoo.cfg's 0 means no limit
 		}
+	case "clientTcpKeepAlive", "zookeeper.clientTcpKeepAlive":
+		c.ClientTCPKeepAlive, err = strconv.ParseBool(v)
 	case "4lw.commands.whitelist":
 		c.FourLetterWords = ParseFourLetterWords(v)
 	case "nio.sessionlessCnxnTimeout", "zookeeper.nio.sessionlessCnxnTimeout":

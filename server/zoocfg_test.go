@@ -30,6 +30,7 @@ extendedTypesEnabled=true
 znode.container.checkIntervalMs=1500
 zkraft.logStore=wal
 zookeeper.nio.sessionlessCnxnTimeout=2500
+clientTcpKeepAlive=true
 fancyNewKey=1
 ! a comment too
 `
@@ -45,6 +46,7 @@ fancyNewKey=1
 	assert.True(t, cfg.ExtendedTypesEnabled)
 	assert.Equal(t, 1500*time.Millisecond, cfg.ContainerCheckInterval)
 	assert.Equal(t, 2500*time.Millisecond, cfg.SessionlessCnxnTimeout)
+	assert.True(t, cfg.ClientTCPKeepAlive)
 	assert.Equal(t, "/var/lib/zookeeper", cfg.DataDir)
 	assert.Equal(t, server.LogStoreWAL, cfg.LogStore)
 	assert.Equal(t, []string{"fancyNewKey"}, unknown, "initLimit and dataDir are known")

@@ -131,6 +131,13 @@ func NewFrameReader(r io.Reader, max int) *FrameReader {
 	return &FrameReader{r: r, max: max, buf: make([]byte, minFrameBuffer)}
 }
 
+// NewIdleFrameReader returns a FrameReader that reads through idle from the
+// start (ReleaseIdle), holding no buffer until the first bytes come, and
+// through r for the rest of a frame they begin.
+func NewIdleFrameReader(r io.Reader, idle IdleReader, max int) *FrameReader {
+	return &FrameReader{r: r, max: max, idle: idle}
+}
+
 // Buffered reports how many bytes have been read from the stream but not yet
 // returned as frames. A server uses it to flush replies only when no further
 // request is already waiting.

@@ -48,38 +48,46 @@ func TestFrameReader_ReleaseIdle(t *testing.T) {
 	for _, p := range payloads {
 		stream = append(stream, frameOf(p)...)
 	}
-	for _, size := range []int{1, 3, 4, 5, 9, 4096, 5000, len(stream)} {
-		var chunks [][]byte
-		for rest := stream; len(rest) > 0; {
-			n := min(size, len(rest))
-			chunks, rest = append(chunks, rest[:n]), rest[n:]
-		}
-		var held bool
-		src := &chunkedIdle{chunks: chunks, holds: &held}
-		// The plain reader behind it gets the rest of a frame begun.
-		fr := NewFrameReader(readerFunc(func(p []byte) (int, error) {
-			if len(src.chunks) == 0 {
-				return 0, io.EOF
+	for _, idleFromStart := range []bool{false, true} { // ReleaseIdle, or NewIdleFrameReader
+		for _, size := range []int{1, 3, 4, 5, 9, 4096, 5000, len(stream)} {
+			var chunks [][]byte
+			for rest := stream; len(rest) > 0; {
+				n := min(size, len(rest))
+				chunks, rest = append(chunks, rest[:n]), rest[n:]
 			}
-			n := copy(p, src.chunks[0])
-			if src.chunks[0] = src.chunks[0][n:]; len(src.chunks[0]) == 0 {
-				src.chunks = src.chunks[1:]
+			var held bool
+			src := &chunkedIdle{chunks: chunks, holds: &held}
+			// The plain reader behind it gets the rest of a frame begun.
+			plain := readerFunc(func(p []byte) (int, error) {
+				if len(src.chunks) == 0 {
+					return 0, io.EOF
+				}
+				n := copy(p, src.chunks[0])
+				if src.chunks[0] = src.chunks[0][n:]; len(src.chunks[0]) == 0 {
+					src.chunks = src.chunks[1:]
+				}
+				return n, nil
+			})
+			var fr *FrameReader
+			if idleFromStart {
+				fr = NewIdleFrameReader(plain, src, 1<<20)
+			} else {
+				fr = NewFrameReader(plain, 1<<20)
+				fr.ReleaseIdle(src)
 			}
-			return n, nil
-		}), 1<<20)
-		src.fr = fr
-		fr.ReleaseIdle(src)
-		require.Nil(t, fr.buf, "size %d: idle from the start", size)
-		for i, want := range payloads {
-			got, err := fr.Next()
-			require.NoError(t, err, "size %d frame %d", size, i)
-			require.Equal(t, want, got, "size %d frame %d", size, i)
+			src.fr = fr
+			require.Nil(t, fr.buf, "size %d: idle from the start", size)
+			for i, want := range payloads {
+				got, err := fr.Next()
+				require.NoError(t, err, "size %d frame %d", size, i)
+				require.Equal(t, want, got, "size %d frame %d", size, i)
+			}
+			_, err := fr.Next()
+			require.ErrorIs(t, err, io.EOF, "size %d: a clean end between frames", size)
+			require.False(t, held, "size %d: held a buffer while idle", size)
+			require.Nil(t, fr.buf)
+			require.Positive(t, src.gets)
 		}
-		_, err := fr.Next()
-		require.ErrorIs(t, err, io.EOF, "size %d: a clean end between frames", size)
-		require.False(t, held, "size %d: held a buffer while idle", size)
-		require.Nil(t, fr.buf)
-		require.Positive(t, src.gets)
 	}
 }
 
