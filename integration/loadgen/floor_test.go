@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"sync"
@@ -115,7 +116,8 @@ func BenchmarkConnectFloor(b *testing.B) {
 // every request after it an empty reply (closeSession one, then the
 // connection closes).
 func handshakeServer(b *testing.B) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	lc := net.ListenConfig{KeepAlive: -1} // as little as a server can do
+	ln, err := lc.Listen(context.Background(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
 	}
