@@ -2,6 +2,7 @@ package integration
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -38,7 +39,15 @@ func TestClusterReadOnlyMode(t *testing.T) {
 		}
 		return nil
 	})
-	assert.Equal(t, "ro", fourLetterWord(t, c.Addr(survivor), "isro"))
+	// Read-only once it has looked for a leader in vain for two seconds
+	// more, as ZooKeeper's LOOKING server starts its read-only server;
+	// until then isro says "null", as ZooKeeper's does with no server.
+	waitCondition(t, "the survivor to go read-only", func() error {
+		if got := fourLetterWord(t, c.Addr(survivor), "isro"); got != "ro" {
+			return fmt.Errorf("isro %q", got)
+		}
+		return nil
+	})
 	assert.Contains(t, fourLetterWord(t, c.Addr(survivor), "srvr"), "Mode: read-only")
 
 	// A client that does not allow read-only is refused.

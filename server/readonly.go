@@ -13,7 +13,8 @@ import (
 // Read-only mode, as ZooKeeper 3.8 has it (readonlymode.enabled, with the
 // local sessions it needs since ZOOKEEPER-3863). A member that does not
 // serve, because it has had no leader for syncLimit ticks (or has found
-// none since it started), still takes the clients whose connect request
+// none since it started), and has found none for two seconds more
+// (readOnlyActive), still takes the clients whose connect request
 // allows read-only: it gives them sessions of its own, which no other
 // member knows and which end with read-only mode; it serves their reads
 // from its copy of the tree, and answers sync and every write with
@@ -23,8 +24,18 @@ import (
 // read-only connections; their clients find a member that serves and
 // start a new session there (a client never downgrades its session).
 
-// readOnlyActive reports whether the member takes read-only clients now.
-func (s *Server) readOnlyActive() bool { return s.cfg.ReadOnlyMode && !s.node.Serving() }
+// readOnlyActive reports whether the member takes read-only clients now:
+// once it has gone neither serving nor knowing a leader for the grace a
+// ZooKeeper server gives an election before it starts its read-only server
+// (max(2 s, tickTime) in LOOKING). A member that knows a leader and catches
+// up with it before it serves again is not read-only: its copy of the tree
+// may be older than what its clients saw elsewhere.
+func (s *Server) readOnlyActive() bool {
+	return s.cfg.ReadOnlyMode && s.node.Looking() >= readOnlyGrace(s.cfg.TickTime)
+}
+
+// readOnlyGrace is ZooKeeper's grace before a LOOKING server goes read-only.
+func readOnlyGrace(tick time.Duration) time.Duration { return max(2*time.Second, tick) }
 
 // mode is the server's state as srvr prints it.
 func (s *Server) mode() string {

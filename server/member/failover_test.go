@@ -190,7 +190,20 @@ func TestQuorumLoss_CountsFromWhenTheLeaderWasFoundGone(t *testing.T) {
 	eventually(t, "the member cut off to stop serving", func() bool { return !cutOff.Serving() })
 	_, id := cutOff.raftNow().LeaderWithID()
 	assert.Equal(t, raft.ServerID(itoa(leader.cfg.ServerID)), id, "Raft has not noticed yet")
+	assert.Positive(t, cutOff.Looking(), "neither serving nor knowing a leader: looking, as ZooKeeper says")
 
 	links.Heal()
+	eventually(t, "the member to know its leader again", func() bool {
+		cutOff.servingMu.Lock()
+		defer cutOff.servingMu.Unlock()
+		select {
+		case <-cutOff.leaderCh:
+			return true
+		default:
+			return false
+		}
+	})
+	assert.Zero(t, cutOff.Looking(), "a member that knows its leader is not looking, even while it catches up")
 	eventually(t, "the member to serve again once the leader reaches it", cutOff.Serving)
+	assert.Zero(t, cutOff.Looking())
 }

@@ -67,6 +67,7 @@ func (n *Node) watchLeadership() {
 			}
 			n.markJoined()
 			leaderless = time.Time{}
+			n.leaderlessAt.Store(0)
 			n.leaderKnown(true)
 			if n.serving.Load() || n.caughtUp() {
 				n.setServing(true, "")
@@ -78,6 +79,7 @@ func (n *Node) watchLeadership() {
 			// again with the next: what it caught up to may be old by then.
 			n.offGen.Add(1)
 			leaderless = time.Now()
+			n.leaderlessAt.Store(leaderless.UnixNano())
 			if !goneSince.IsZero() {
 				leaderless = goneSince
 			}
@@ -177,6 +179,7 @@ func (n *Node) setServing(on bool, why string) {
 	} else {
 		n.servingCh = make(chan struct{})
 		n.stats.notServingSince = time.Now()
+		n.offAt.Store(n.stats.notServingSince.UnixNano())
 		n.offGen.Add(1) // it must catch up again before it serves (caughtUp)
 	}
 	n.servingMu.Unlock()

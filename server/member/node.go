@@ -213,7 +213,11 @@ type Node struct {
 	stream  io.Closer                 // a cluster member's Raft connections, closed before Raft shuts down
 	serving atomic.Bool               // false while a cluster member knows no leader
 	served  atomic.Bool               // the member has served since it started
-	started time.Time                 // when Start began (set before Raft runs)
+	// offAt and leaderlessAt are when the member last stopped serving and
+	// when it last lost its leader (UnixNano; leaderlessAt is 0 while a
+	// leader is known): see Looking.
+	offAt, leaderlessAt atomic.Int64
+	started             time.Time // when Start began (set before Raft runs)
 	// leading is true once this member leads and Host.Elected has run;
 	// only then may the leader expire sessions.
 	leading atomic.Bool
@@ -295,6 +299,9 @@ func New(cfg Config, fsm *raftfsm.FSM, host Host) *Node {
 		peerConns:       make(map[net.Conn]struct{}),
 		quit:            make(chan struct{}),
 	}
+	now := time.Now().UnixNano() // a member starts neither serving nor knowing a leader
+	n.offAt.Store(now)
+	n.leaderlessAt.Store(now)
 	n.fwd = &forwarder{n: n}
 	servers, known := slices.Clone(cfg.Servers), slices.Clone(cfg.Servers)
 	n.members.Store(&servers)
@@ -440,6 +447,20 @@ func (n *Node) Leading() bool { return n.leading.Load() && n.IsLeader() }
 // Serving reports whether the member serves clients: a cluster member that
 // has known no leader for a while does not.
 func (n *Node) Serving() bool { return n.serving.Load() }
+
+// Looking returns how long the member has gone neither serving nor knowing
+// a leader, as a ZooKeeper server is LOOKING: 0 while it serves, or while
+// it knows a leader and catches up with it before it serves again.
+func (n *Node) Looking() time.Duration {
+	if n.serving.Load() {
+		return 0
+	}
+	leaderless := n.leaderlessAt.Load()
+	if leaderless == 0 {
+		return 0
+	}
+	return max(time.Since(time.Unix(0, max(leaderless, n.offAt.Load()))), time.Nanosecond)
+}
 
 // Admit reports whether a new client may connect: yes while the member
 // serves. A member that has not served yet (it is starting, and its
