@@ -85,6 +85,14 @@ func TestClusterReadOnlyMode(t *testing.T) {
 		assert.Equal(t, wire.CodeNotReadOnly, hdr.Err, "%v", op.op)
 	}
 
+	// A read-only client silent for its session timeout is closed, as
+	// ZooKeeper expires a local session: no other member would expire it.
+	silent := dialRaw(t, c.Addr(survivor))
+	resp, _ = silent.connect(&wire.ConnectRequest{TimeOut: 200, Passwd: make([]byte, 16), ReadOnly: true, HasReadOnly: true})
+	require.True(t, resp.ReadOnly)
+	require.Equal(t, int32(200), resp.TimeOut, "twice the tick")
+	silent.expectClosed()
+
 	// A leader is back: the read-only connection closes, and the member
 	// serves clients that allow read-only as any other.
 	c.Restart(others[0])

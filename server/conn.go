@@ -251,8 +251,18 @@ func (c *conn) run() string {
 	// its connection go could still find its ephemerals. A member that loses
 	// its leader drops every connection (member.Node), so none lingers
 	// without a leader to expire its session.
+	//
+	// A read-only session is this member's own, and nothing else expires
+	// it: a read-only client silent for its session timeout is closed here,
+	// as ZooKeeper expires a local session. (Without TCP keepalive, one
+	// whose host vanished would otherwise hold its connection until
+	// read-only mode ended.)
 	c.nc.SetReadDeadline(time.Time{})
+	readOnly := c.readOnly.Load()
 	for {
+		if readOnly {
+			c.nc.SetReadDeadline(time.Now().Add(c.timeout))
+		}
 		frame, err := c.fr.Next()
 		if err != nil {
 			return c.readError(err)

@@ -110,12 +110,7 @@ func (s *Server) Start() error {
 	ln := s.cfg.ClientListener
 	if ln == nil {
 		var err error
-		// A client speaks first: its connect request is read at once.
-		lc := net.ListenConfig{KeepAlive: -1, Control: sockio.DeferAccept(deferAcceptSeconds)}
-		if s.cfg.ClientTCPKeepAlive {
-			lc.KeepAliveConfig = net.KeepAliveConfig{Enable: true, Idle: -1, Interval: -1, Count: -1}
-		}
-		if ln, err = lc.Listen(context.Background(), "tcp", s.cfg.ClientPortAddress); err != nil {
+		if ln, err = ListenClients(s.cfg.ClientPortAddress, s.cfg.ClientTCPKeepAlive); err != nil {
 			return fmt.Errorf("listen on %s: %w", s.cfg.ClientPortAddress, err)
 		}
 	}
@@ -125,6 +120,20 @@ func (s *Server) Start() error {
 		return err
 	}
 	return nil
+}
+
+// ListenClients opens a listener for clients on addr as Start opens one
+// when Config.ClientListener is nil: TCP keepalive on accepted connections
+// only with tcpKeepAlive (Config.ClientTCPKeepAlive), and, since a client
+// speaks first, a connection handed over once its connect request is there
+// (sockio.DeferAccept). A caller that binds the port before the server
+// starts (a test cluster choosing its ports) gets the same sockets.
+func ListenClients(addr string, tcpKeepAlive bool) (net.Listener, error) {
+	lc := net.ListenConfig{KeepAlive: -1, Control: sockio.DeferAccept(deferAcceptSeconds)}
+	if tcpKeepAlive {
+		lc.KeepAliveConfig = net.KeepAliveConfig{Enable: true, Idle: -1, Interval: -1, Count: -1}
+	}
+	return lc.Listen(context.Background(), "tcp", addr)
 }
 
 // Serve starts Raft if it is not running and accepts connections on ln

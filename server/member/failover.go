@@ -120,7 +120,8 @@ type goneLeader struct {
 // leader gone. Taken at its word, one such late contact kept the member
 // serving until Raft's own timeout. So the first contact since the leader
 // was found gone is checked with a ping: if the leader answers, it is back;
-// if not, it is found gone again, from now.
+// if not, it is found gone again, from now, and the next contact counts.
+// Only watchLeadership calls it: it may start that ping.
 func (n *Node) knownLeader() (raft.ServerID, time.Time) {
 	_, id := n.raftNow().LeaderWithID()
 	g := n.goneLeader.Load()
@@ -149,7 +150,13 @@ func (n *Node) recheckGone(g *goneLeader) {
 			n.goneLeader.CompareAndSwap(g, nil) // it answers: back
 			return
 		}
-		if n.goneLeader.CompareAndSwap(g, &goneLeader{id: g.id, at: time.Now()}) {
+		// Found gone again, from now, and not checked again: a contact
+		// after this is the leader heard from. (Rechecked at every one, a
+		// leader that Raft hears but whose pings fail, its forward port cut
+		// off, say, would be lost and found again at every heartbeat.)
+		again := &goneLeader{id: g.id, at: time.Now()}
+		again.rechecked.Store(true)
+		if n.goneLeader.CompareAndSwap(g, again) {
 			select {
 			case n.leaderFoundGone <- struct{}{}: // wake watchLeadership
 			default:

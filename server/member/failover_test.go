@@ -207,3 +207,40 @@ func TestQuorumLoss_CountsFromWhenTheLeaderWasFoundGone(t *testing.T) {
 	eventually(t, "the member to serve again once the leader reaches it", cutOff.Serving)
 	assert.Zero(t, cutOff.Looking())
 }
+
+// A leader whose pings fail while Raft still hears from it (its forward
+// port out of reach) is checked once more after it was found gone, and
+// then taken as heard from: not lost and found again at every heartbeat.
+func TestRecheckGone_OnceWhileRaftHearsTheLeader(t *testing.T) {
+	nodes := startNodes(t, 3, func(c *Config) {
+		c.PeerVia = map[string]string{}
+		for _, p := range c.Servers {
+			if p.ID != c.ServerID {
+				c.PeerVia[p.ForwardAddr] = "127.0.0.1:1" // refused
+			}
+		}
+	})
+	leader := leaderOf(nodes)
+	waitKnownLeader(t, nodes, leader)
+	f := followerOf(nodes, leader)
+	f.leaderLinkBroken(leader.cfg.ServerID)
+	var first *goneLeader
+	eventually(t, "the probe to find the leader gone", func() bool {
+		first = f.goneLeader.Load()
+		return first != nil
+	})
+	// Raft's next heartbeat is contact since: a recheck, whose ping fails.
+	var again *goneLeader
+	eventually(t, "the recheck to find the leader gone again", func() bool {
+		again = f.goneLeader.Load()
+		return again != first
+	})
+	require.NotNil(t, again)
+	assert.True(t, again.rechecked.Load(), "found gone again, not to be checked again")
+	eventually(t, "Raft to hear from the leader after that", func() bool {
+		return f.raftNow().LastContact().After(again.at)
+	})
+	id, _ := f.knownLeader()
+	assert.Equal(t, raft.ServerID(itoa(leader.cfg.ServerID)), id, "heard from: known")
+	assert.Same(t, again, f.goneLeader.Load(), "no further recheck")
+}

@@ -71,7 +71,11 @@ func (c *Cluster) Restart(i int) {
 	}
 	var lns [3]net.Listener
 	for j, addr := range []string{m.client, m.raft, m.fwd} {
-		ln, err := listenAgain(addr)
+		listen := net.Listen
+		if j == 0 {
+			listen = listenClients
+		}
+		ln, err := listenAgain(listen, addr)
 		if err != nil {
 			c.t.Fatalf("servertest: restart member %d: listen on %s: %v", i, addr, err)
 		}
@@ -84,10 +88,10 @@ func (c *Cluster) Restart(i int) {
 
 // listenAgain binds an address a stopped member used; the kernel may take
 // a moment to release it.
-func listenAgain(addr string) (net.Listener, error) {
+func listenAgain(listen func(network, addr string) (net.Listener, error), addr string) (net.Listener, error) {
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		ln, err := net.Listen("tcp", addr)
+		ln, err := listen("tcp", addr)
 		if err == nil || time.Now().After(deadline) {
 			return ln, err
 		}
@@ -186,3 +190,7 @@ func (c *Cluster) checkReplicas() {
 		}
 	}
 }
+
+// listenClients opens a member's client listener as a server opens its own
+// (server.ListenClients), keepalive as Config's default leaves it.
+func listenClients(_, addr string) (net.Listener, error) { return server.ListenClients(addr, false) }
