@@ -145,6 +145,10 @@ func (c *conn) submit(req request, body []byte) {
 	}
 	if req.op == wire.OpReconfig {
 		c.srv.proposePrepared(cmd, answer{c: c, req: req})
+		// A reconfig may go to more than one leader before it is taken
+		// (member.Node.ProposePrepared): the session's later writes wait
+		// for it, lest one reach the next leader first.
+		c.waitDrained()
 		return
 	}
 	c.srv.propose(cmd, answer{c: c, req: req})

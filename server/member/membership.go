@@ -290,12 +290,18 @@ func (n *Node) QuorumSynced(servers []Peer) bool {
 // reconfig): the leader passes it through Host.Prepare first, and proposes
 // what that returns; another member sends it to the leader to do so. Like
 // Propose, its success shows as the apply of what was proposed.
-func (n *Node) ProposePrepared(data []byte, reqID uint64) { n.proposePrepared(data, reqID, 3) }
+func (n *Node) ProposePrepared(data []byte, reqID uint64) {
+	n.proposePrepared(data, reqID, n.holdDeadline())
+}
 
-// proposePrepared is ProposePrepared with tries left: a leader that hands
+// proposePrepared is ProposePrepared until deadline: a leader that hands
 // its office over before it prepared the command answers that it does not
-// lead, having done nothing, and the command goes to the next one.
-func (n *Node) proposePrepared(data []byte, reqID uint64, tries int) {
+// lead, having done nothing, and the command goes to the next one. It waits
+// for Raft here to name another leader first (or a tenth of a Raft timeout
+// between tries): Raft names the one that left for a while yet, and three
+// tries in a row used to be spent on it within a millisecond, failing the
+// client's reconfig and closing its connection.
+func (n *Node) proposePrepared(data []byte, reqID uint64, deadline time.Time) {
 	local := func() {
 		// This member may have become the leader since the wait below,
 		// and not have brought Raft's configuration in line yet: a
@@ -309,10 +315,20 @@ func (n *Node) proposePrepared(data []byte, reqID uint64, tries int) {
 		local()
 		return
 	}
+	changed := n.leaderChanges()
 	n.forward(fwdPrepare, data, reqID, local, func(err error) bool {
-		if tries <= 1 || !errors.Is(err, errNotLeaderThere) {
+		if !errors.Is(err, errNotLeaderThere) || time.Now().After(deadline) {
 			return false
 		}
-		return n.goOwned("prepare-again", func() { n.proposePrepared(data, reqID, tries-1) })
+		return n.goOwned("prepare-again", func() {
+			select {
+			case <-changed:
+			case <-time.After(n.cfg.RaftTimeout / 10):
+			case <-n.quit:
+				n.failProposal(reqID, ErrClosed)
+				return
+			}
+			n.proposePrepared(data, reqID, deadline)
+		})
 	})
 }
