@@ -50,6 +50,9 @@ type conn struct {
 	timeout  time.Duration
 	readOnly atomic.Bool // a read-only session of this member's own (see readonly.go)
 	lastTick int64       // tick of the last session touch (reader goroutine only)
+	// reconfigSent: a reconfig was proposed and the next write must wait
+	// for it (submit; reader goroutine only).
+	reconfigSent bool
 	// Records reused from one request to the next (reader goroutine only).
 	requests wire.Requests
 	replies  readReplies

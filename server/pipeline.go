@@ -136,6 +136,16 @@ func leadingPath(op wire.Op, body []byte) string {
 // submit proposes a write. Its reply is queued by the FSM observer when
 // this member applies it.
 func (c *conn) submit(req request, body []byte) {
+	if c.reconfigSent {
+		// A reconfig may go to more than one leader before it is taken
+		// (member.Node.ProposePrepared): the session's next write waits
+		// for it, lest it reach the next leader first. (Pings go on being
+		// answered meanwhile.)
+		c.reconfigSent = false
+		if !c.waitDrained() {
+			return
+		}
+	}
 	if !c.writeStarted() {
 		return // closed: the request is dropped unapplied, as if never read
 	}
@@ -145,10 +155,7 @@ func (c *conn) submit(req request, body []byte) {
 	}
 	if req.op == wire.OpReconfig {
 		c.srv.proposePrepared(cmd, answer{c: c, req: req})
-		// A reconfig may go to more than one leader before it is taken
-		// (member.Node.ProposePrepared): the session's later writes wait
-		// for it, lest one reach the next leader first.
-		c.waitDrained()
+		c.reconfigSent = true
 		return
 	}
 	c.srv.propose(cmd, answer{c: c, req: req})

@@ -47,6 +47,23 @@ func (p *pendingTable) add(a answer) uint64 {
 	return p.next
 }
 
+// awaited reports whether the answer for id is still pending and its
+// connection, if it has one, still open.
+func (p *pendingTable) awaited(id uint64) bool {
+	p.mu.Lock()
+	a, ok := p.m[id]
+	p.mu.Unlock()
+	if !ok || a.c == nil {
+		return ok
+	}
+	select {
+	case <-a.c.done:
+		return false
+	default:
+		return true
+	}
+}
+
 func (p *pendingTable) take(id uint64) (answer, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -78,6 +95,10 @@ func (s *Server) stamp(cmd *raftfsm.Command, a answer) []byte {
 	}
 	return cmd.Encode()
 }
+
+// Awaited implements member.Host: whether a proposal's client still waits
+// for it.
+func (s *Server) Awaited(reqID uint64) bool { return s.pending.awaited(reqID) }
 
 // ProposalFailed implements member.Host: a proposal's callback runs with
 // nil, since it was not committed (or may not have been).

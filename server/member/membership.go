@@ -328,6 +328,10 @@ func (n *Node) proposePrepared(data []byte, reqID uint64, deadline time.Time) {
 				n.failProposal(reqID, ErrClosed)
 				return
 			}
+			if !n.host.Awaited(reqID) { // its client gave up, or went
+				n.failProposal(reqID, errNotLeaderThere)
+				return
+			}
 			n.proposePrepared(data, reqID, deadline)
 		})
 	})

@@ -61,6 +61,10 @@ type Host interface {
 	// Prepare turns, on the leader, a command given to ProposePrepared into
 	// the one to propose (see membership.go). It may block briefly.
 	Prepare(cmd []byte) []byte
+	// Awaited reports whether the client of a proposal (reqID as given to
+	// ProposePrepared) still waits for it: one tried again is given up
+	// once it does not, rather than taking effect after the client left.
+	Awaited(reqID uint64) bool
 }
 
 // Config is what a Node needs of the server's configuration.

@@ -26,6 +26,7 @@ func (nopHost) ServingChanged(bool)                  {}
 func (nopHost) TouchSessions([]int64)                {}
 func (nopHost) Revalidate(int64, time.Duration) bool { return true }
 func (nopHost) Prepare(cmd []byte) []byte            { return cmd }
+func (nopHost) Awaited(uint64) bool                  { return true }
 func quietLogger() *slog.Logger                      { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
