@@ -324,13 +324,23 @@ func (n *Node) askLeader(ask func(deadline time.Time) error, local func()) error
 		if err == nil || !leaderMoved(err) || time.Now().After(deadline) {
 			return err
 		}
-		select {
-		case <-changed:
-		case <-time.After(n.cfg.RaftTimeout / 10):
-		case <-n.quit:
+		if !n.awaitLeaderMove(changed) {
 			return ErrClosed
 		}
 	}
+}
+
+// awaitLeaderMove waits, after a request found leadership moving, for Raft
+// to name another leader (changed, taken before the request was sent), or
+// a tenth of a Raft timeout; it reports false if the node stops first.
+func (n *Node) awaitLeaderMove(changed <-chan struct{}) bool {
+	select {
+	case <-changed:
+	case <-time.After(n.cfg.RaftTimeout / 10):
+	case <-n.quit:
+		return false
+	}
+	return true
 }
 
 // leaderMoved reports whether a request to the leader failed because

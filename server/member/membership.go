@@ -321,10 +321,7 @@ func (n *Node) proposePrepared(data []byte, reqID uint64, deadline time.Time) {
 			return false
 		}
 		return n.goOwned("prepare-again", func() {
-			select {
-			case <-changed:
-			case <-time.After(n.cfg.RaftTimeout / 10):
-			case <-n.quit:
+			if !n.awaitLeaderMove(changed) {
 				n.failProposal(reqID, ErrClosed)
 				return
 			}

@@ -53,11 +53,7 @@ func NewCluster(t testing.TB, n int, opts ...Option) *Cluster {
 	listeners := make([][3]net.Listener, n)
 	for i := range n {
 		for j := range 3 {
-			listen := net.Listen
-			if j == 0 { // clients: the listener a server opens itself
-				listen = listenClients
-			}
-			ln, err := listen("tcp", "127.0.0.1:0")
+			ln, err := memberListen[j]("tcp", "127.0.0.1:0")
 			if err != nil {
 				t.Fatalf("servertest: listen: %v", err)
 			}

@@ -71,11 +71,7 @@ func (c *Cluster) Restart(i int) {
 	}
 	var lns [3]net.Listener
 	for j, addr := range []string{m.client, m.raft, m.fwd} {
-		listen := net.Listen
-		if j == 0 {
-			listen = listenClients
-		}
-		ln, err := listenAgain(listen, addr)
+		ln, err := listenAgain(memberListen[j], addr)
 		if err != nil {
 			c.t.Fatalf("servertest: restart member %d: listen on %s: %v", i, addr, err)
 		}
@@ -191,6 +187,10 @@ func (c *Cluster) checkReplicas() {
 	}
 }
 
-// listenClients opens a member's client listener as a server opens its own
-// (server.ListenClients), keepalive as Config's default leaves it.
-func listenClients(_, addr string) (net.Listener, error) { return server.ListenClients(addr, false) }
+// memberListen binds a member's client, Raft and forward ports, in that
+// order: the client port with the listener a server opens itself
+// (server.ListenClients, keepalive as Config's default leaves it).
+var memberListen = [3]func(network, addr string) (net.Listener, error){
+	func(_, addr string) (net.Listener, error) { return server.ListenClients(addr, false) },
+	net.Listen, net.Listen,
+}
