@@ -100,18 +100,34 @@ func TestCatchUp_ARestartedClusterServesWhatItHadApplied(t *testing.T) {
 		}
 	}
 	nodes := start([]Host{nopHost{}, nopHost{}, nopHost{}}, []*appliedToNode{newAppliedToNode(), newAppliedToNode(), newAppliedToNode()})
-	eventually(t, "a leader", func() bool { return leaderOf(nodes) != nil })
-	leader := leaderOf(nodes)
-	for i := range sessions {
-		cmd := &raftfsm.Command{Type: raftfsm.TypeCreateSession, Session: int64(i + 1), Timeout: 30000,
-			Passwd: make([]byte, 16), Time: time.Now().UnixMilli()}
-		leader.Propose(cmd.Encode(), 0)
+	// Proposals are fire and forget here, and a leader lost on a loaded
+	// machine (100 ms Raft timeouts, -race) loses those it had in flight:
+	// what the leader has not applied after a while is proposed again.
+	allApplied := func() bool {
+		for _, n := range nodes {
+			if n.fsm.SessionCount() < sessions {
+				return false
+			}
+		}
+		return true
 	}
-	for _, n := range nodes {
-		waitFor(t, 30*time.Second, "every member to apply the last session", func() bool {
-			_, ok := n.fsm.Session(sessions)
-			return ok
-		})
+	deadline := time.Now().Add(60 * time.Second)
+	for !allApplied() {
+		require.False(t, time.Now().After(deadline), "timed out waiting for every member to apply every session")
+		var leader *Node
+		eventually(t, "a leader", func() bool { leader = leaderOf(nodes); return leader != nil })
+		for i := range sessions {
+			if _, ok := leader.fsm.Session(int64(i + 1)); ok {
+				continue
+			}
+			cmd := &raftfsm.Command{Type: raftfsm.TypeCreateSession, Session: int64(i + 1), Timeout: 30000,
+				Passwd: make([]byte, 16), Time: time.Now().UnixMilli()}
+			leader.Propose(cmd.Encode(), 0)
+		}
+		settle := time.Now().Add(10 * time.Second)
+		for !allApplied() && time.Now().Before(settle) {
+			time.Sleep(5 * time.Millisecond)
+		}
 	}
 	stop(nodes)
 
