@@ -108,6 +108,7 @@ func (n *Node) standIfGone(leader int, gone bool) {
 type goneLeader struct {
 	id        raft.ServerID
 	at        time.Time
+	again     bool        // found gone by a recheck: not checked again
 	rechecked atomic.Bool // a contact since at was checked (knownLeader)
 }
 
@@ -131,7 +132,7 @@ func (n *Node) knownLeader() (raft.ServerID, time.Time) {
 	if n.raftNow().LastContact().Before(g.at) {
 		return "", g.at
 	}
-	if g.rechecked.CompareAndSwap(false, true) {
+	if !g.again && g.rechecked.CompareAndSwap(false, true) {
 		n.recheckGone(g)
 	}
 	return id, time.Time{}
@@ -154,8 +155,7 @@ func (n *Node) recheckGone(g *goneLeader) {
 		// after this is the leader heard from. (Rechecked at every one, a
 		// leader that Raft hears but whose pings fail, its forward port cut
 		// off, say, would be lost and found again at every heartbeat.)
-		again := &goneLeader{id: g.id, at: time.Now()}
-		again.rechecked.Store(true)
+		again := &goneLeader{id: g.id, at: time.Now(), again: true}
 		if n.goneLeader.CompareAndSwap(g, again) {
 			select {
 			case n.leaderFoundGone <- struct{}{}: // wake watchLeadership
