@@ -38,3 +38,24 @@ func TestAcceptForwards_GoesOnAfterAFailedAccept(t *testing.T) {
 	n.acceptForwards(ln)
 	assert.Equal(t, 1, ln.calls, "a stopping member does not wait to try again")
 }
+
+// Raft's accept loop, out of descriptors, pauses between tries, and a
+// stopping member does not wait out the pause.
+func TestRaftStreamAccept_StopsWithoutWaitingOutAPause(t *testing.T) {
+	ln := &emfileListener{n: 2}
+	s := &raftStream{ln: &peerListener{Listener: ln}, spawn: spawnNow, quit: make(chan struct{})}
+	_, err := s.Accept()
+	assert.ErrorIs(t, err, net.ErrClosed)
+	assert.Equal(t, 3, ln.calls, "two failures, then the closed listener")
+
+	quit := make(chan struct{})
+	close(quit)
+	ln = &emfileListener{n: 1000}
+	s = &raftStream{ln: &peerListener{Listener: ln}, spawn: spawnNow, quit: quit}
+	_, err = s.Accept()
+	assert.ErrorIs(t, err, net.ErrClosed)
+	assert.Equal(t, 1, ln.calls, "a stopping member does not wait to try again")
+}
+
+// spawnNow runs f on a goroutine of its own, as a node's group does.
+func spawnNow(_ string, f func()) bool { go f(); return true }

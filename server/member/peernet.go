@@ -174,6 +174,7 @@ type raftStream struct {
 	idOf      func(raft.ServerAddress) int     // the member at a Raft address, 0 if none
 	broken    func(remote int)                 // told when an accepted connection is ended by its member
 	spawn     func(name string, f func()) bool // runs the stream's goroutines in the node's group
+	quit      <-chan struct{}                  // closed when the node stops
 	// older, set in tests, makes this member refuse AppendEntries
 	// connections as a zkraft before them did (see olderPeers).
 	older bool
@@ -226,8 +227,12 @@ func (s *raftStream) acceptLoop() {
 				return
 			}
 			// Out of descriptors, say: wait a little, as Raft's
-			// transport does, and go on.
-			time.Sleep(pauses.Failed())
+			// transport does, and go on (or stop with the node).
+			if !backoff.Sleep(pauses.Failed(), s.quit) {
+				s.acceptErr = net.ErrClosed
+				close(s.ended)
+				return
+			}
 			continue
 		}
 		pauses.Succeeded()

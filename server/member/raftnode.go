@@ -329,7 +329,7 @@ func (n *Node) raftTransport(empty bool, overlap *overlapLog) (raft.Transport, r
 		ln: &peerListener{Listener: ln, self: n.cfg.ServerID, links: n.cfg.Links}, advertise: tcpAddr(self.RaftAddr),
 		self: n.cfg.ServerID, links: n.cfg.Links, via: n.cfg.PeerVia, idOf: n.idOf,
 		// The leader's Raft connections to this member break when it dies.
-		broken: n.leaderLinkBroken, spawn: n.goOwned, older: n.cfg.olderPeerNet,
+		broken: n.leaderLinkBroken, spawn: n.goOwned, quit: n.quit, older: n.cfg.olderPeerNet,
 	}
 	var conf raft.Configuration
 	for _, p := range n.cfg.Servers {
