@@ -129,7 +129,17 @@ type session struct {
 	buf []byte
 	// timeout is the session timeout the server granted.
 	timeout time.Duration
+	// pushed is when the read deadline was last moved (recvFrame).
+	pushed time.Time
 }
+
+// replyWait bounds the wait for a reply, and connectWait the wait for a
+// connect's answer: a server whose host vanished sends no FIN or RST, and
+// the tool's sessions have no TCP keepalive. (Variables for the tests.)
+var (
+	replyWait   = time.Minute
+	connectWait = 30 * time.Second
+)
 
 // Write buffers: a session under load pipelines requests (multis of a
 // hundred among them) through a large one; the thousands of sessions of a
@@ -155,6 +165,7 @@ func dialTimeout(addr string, timeout time.Duration, writeBuffer int) (*session,
 		return nil, err
 	}
 	s := &session{nc: nc, bw: bufio.NewWriterSize(nc, writeBuffer), fr: wire.NewFrameReader(nc, 64<<20)}
+	nc.SetDeadline(time.Now().Add(connectWait))
 	req := wire.ConnectRequest{TimeOut: int32(timeout.Milliseconds()), Passwd: make([]byte, 16)}
 	b, start := wire.StartFrame(nil)
 	b = wire.EndFrame(req.Append(b), start)
@@ -173,13 +184,15 @@ func dialTimeout(addr string, timeout time.Duration, writeBuffer int) (*session,
 		return nil, fmt.Errorf("connect to %s: no session", addr)
 	}
 	s.timeout = time.Duration(resp.TimeOut) * time.Millisecond
+	nc.SetDeadline(time.Time{})
 	return s, nil
 }
 
 // close ends the session with closeSession, so that the server forgets it
 // at once rather than when it expires, and closes the connection.
 func (s *session) close() {
-	s.nc.SetDeadline(time.Now().Add(5 * time.Second))
+	s.pushed = time.Now() // recvFrame leaves this deadline be
+	s.nc.SetDeadline(s.pushed.Add(5 * time.Second))
 	s.send(wire.OpCloseSession, noBody{})
 	if s.bw.Flush() == nil {
 		s.recv()
@@ -238,8 +251,14 @@ func (s *session) recv() (wire.Code, error) {
 
 // recvFrame reads the next reply, skipping notifications and pings'
 // replies, and returns its header and body. The body is valid until the
-// next read.
+// next read. A reply that does not come within replyWait is an error.
+// The deadline moves at most once a second: a timer reset per reply would
+// cost the load it measures.
 func (s *session) recvFrame() (wire.ReplyHeader, []byte, error) {
+	if now := time.Now(); now.Sub(s.pushed) > time.Second {
+		s.nc.SetReadDeadline(now.Add(replyWait))
+		s.pushed = now
+	}
 	for {
 		var h wire.ReplyHeader
 		frame, err := s.fr.Next()
