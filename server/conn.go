@@ -22,9 +22,10 @@ import (
 
 // conn is one client connection: a reader goroutine (serve) that decodes
 // frames and runs the session's request pipeline, and a writer goroutine
-// (writeLoop) that drains the outbound queue of replies and notifications
-// in order; a watch fan-out may write the queue itself while it holds the
-// write turn (outbound.go).
+// (writeLoop), started when a reply first needs it, that drains the
+// outbound queue of replies and notifications in order; a watch fan-out,
+// and the reader for a connect's answer and a ping's, may write the queue
+// itself while it holds the write turn (outbound.go).
 type conn struct {
 	srv    *Server
 	nc     net.Conn
@@ -42,6 +43,10 @@ type conn struct {
 	closed    bool
 	finishing bool          // close once out is written
 	wake      chan struct{} // wakes writeLoop
+	// writer is set once the writer goroutine was started (signal): a
+	// connection has none until a reply or notification needs it, and an
+	// idle session, whose pings the reader answers itself, never does.
+	writer    atomic.Bool
 	done      chan struct{} // closed when the connection is closed
 	closeOnce sync.Once
 
@@ -102,7 +107,7 @@ func (s *Server) acceptLoop(ln net.Listener, pause func(time.Duration) bool) {
 			nc.Close()
 			continue
 		}
-		if !s.goOwned("conn-writer", c.writeLoop) || !s.goOwned("conn-reader", c.serve) {
+		if !s.goOwned("conn-reader", c.serve) {
 			c.close("server shutting down")
 			s.removeConn(c)
 		}

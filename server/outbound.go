@@ -16,7 +16,8 @@ import (
 // A connection's outbound side. Replies and notifications are appended to
 // its queue (conn.out), which never blocks, and written to the socket by
 // whichever goroutine holds the connection's write turn (conn.writing):
-// its writer goroutine (writeLoop), woken for each reply; or, for a watch
+// its writer goroutine (writeLoop, started by the first signal), woken for
+// each reply; or, for a watch
 // fan-out, one of the few goroutines that flush the notified connections
 // (Server.flushAsync), or the applying goroutine at the end of Raft's batch
 // (Server.BatchApplied), which write each socket once, without waiting, and wake
@@ -104,6 +105,12 @@ func (c *conn) overflowed(over bool) bool {
 }
 
 func (c *conn) signal() {
+	if !c.writer.Load() && c.writer.CompareAndSwap(false, true) {
+		if !c.srv.goOwned("conn-writer", c.writeLoop) {
+			c.close("server shutting down")
+			return
+		}
+	}
 	select {
 	case c.wake <- struct{}{}:
 	default:

@@ -14,10 +14,10 @@ import (
 	"github.com/zkraft/zkraft/wire"
 )
 
-// newLoopbackConn returns a server connection over loopback TCP with its
-// writer goroutine running, and the client's end. (Socket buffers are left
-// as they are: a send buffer of a few KiB stalls loopback TCP for hundreds
-// of milliseconds at a time.)
+// newLoopbackConn returns a server connection over loopback TCP, whose
+// writer goroutine starts when something is first queued for it, and the
+// client's end. (Socket buffers are left as they are: a send buffer of a
+// few KiB stalls loopback TCP for hundreds of milliseconds at a time.)
 func newLoopbackConn(t testing.TB) (*conn, *net.TCPConn) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -30,12 +30,10 @@ func newLoopbackConn(t testing.TB) (*conn, *net.TCPConn) {
 	srv := &Server{cfg: DefaultConfig(), log: slog.New(slog.DiscardHandler)}
 	c := srv.newConn(nc)
 	require.NotNil(t, c.raw, "a TCP connection has a descriptor to write without waiting")
-	var wg sync.WaitGroup
-	wg.Go(c.writeLoop)
 	t.Cleanup(func() {
 		c.close("test over")
 		client.Close()
-		wg.Wait()
+		srv.group.Wait()
 	})
 	return c, client
 }
@@ -135,4 +133,45 @@ func TestConn_FinishAfterFlush(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatal("the connection was not closed after its last frame")
 	}
+}
+
+// A session that connects and pings has no writer goroutine: the reader
+// writes the answers to both itself. The first reply that is not one
+// starts the writer.
+func TestConn_WriterStartsWithTheFirstReplyThatNeedsIt(t *testing.T) {
+	srv, err := New(Config{ClientPortAddress: "127.0.0.1:0"})
+	require.NoError(t, err)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	t.Cleanup(func() {
+		srv.Close()
+		assert.ErrorIs(t, <-served, ErrServerClosed)
+	})
+	c, err := net.Dial("tcp", ln.Addr().String())
+	require.NoError(t, err)
+	defer c.Close()
+	require.NoError(t, c.SetDeadline(time.Now().Add(time.Minute)))
+	writers := func() int { return srv.group.Running(nil)["conn-writer"] }
+
+	rawSession(t, c, 10*time.Second)
+	for range 3 {
+		ping(t, c)
+	}
+	assert.Equal(t, 1, srv.group.Running(nil)["conn-reader"])
+	assert.Zero(t, writers(), "connected and pinged: no writer")
+
+	writeFrame(t, c, func(b []byte) []byte {
+		b = wire.RequestHeader{Xid: 1, OpCode: wire.OpExists}.Append(b)
+		return (&wire.PathWatchRequest{Path: "/"}).Append(b)
+	})
+	var h wire.ReplyHeader
+	_, err = h.Decode(readFrame(t, c))
+	require.NoError(t, err)
+	assert.Equal(t, int32(1), h.Xid)
+	assert.Equal(t, wire.CodeOK, h.Err)
+	assert.Equal(t, 1, writers(), "a reply started the writer")
+	ping(t, c)
+	assert.Equal(t, 1, writers(), "and only one")
 }

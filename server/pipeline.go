@@ -54,7 +54,14 @@ func (c *conn) handle(frame []byte, now time.Time) (string, bool) {
 	switch {
 	case h.OpCode == wire.OpPing:
 		req.xid = wire.XidPing // ZooKeeper answers every ping with xid -2
-		c.reply(req, c.srv.fsm.LastZxid(), wire.CodeOK, nil)
+		if req.lose {
+			c.reply(req, 0, wire.CodeOK, nil)
+			return "", true
+		}
+		// Written by this goroutine when the socket takes it, so that an
+		// idle session needs no writer goroutine (conn.writer).
+		hdr := wire.ReplyHeader{Xid: wire.XidPing, Zxid: c.srv.fsm.LastZxid()}
+		c.queueAndWrite(hdr.Append)
 		return "", true
 	case h.OpCode == wire.OpCloseSession:
 		return c.closeSession(req)

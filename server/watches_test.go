@@ -81,7 +81,13 @@ func BenchmarkWatchRegistry_Fire(b *testing.B) {
 // and that a fan-out to more connections is handed off at once.
 func TestServer_FlushLaterWaitsForTheBatch(t *testing.T) {
 	s := &Server{cfg: Config{MaxQueuedBytes: 1 << 20}}
-	c := &conn{srv: s, wake: make(chan struct{}, 1)} // no socket: flushing wakes its writer
+	// No socket: flushing wakes its writer, which the test stands in for.
+	writerless := func() *conn {
+		c := &conn{srv: s, wake: make(chan struct{}, 1)}
+		c.writer.Store(true)
+		return c
+	}
+	c := writerless()
 	woken := func() bool {
 		select {
 		case <-c.wake:
@@ -104,7 +110,7 @@ func TestServer_FlushLaterWaitsForTheBatch(t *testing.T) {
 
 	many := make([]*conn, flushInline+1)
 	for i := range many {
-		many[i] = &conn{srv: s, wake: make(chan struct{}, 1)}
+		many[i] = writerless()
 	}
 	s.flushLater(many)
 	require.Empty(t, s.toFlush, "a fan-out is not left to the end of the batch")
