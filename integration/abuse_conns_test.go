@@ -84,7 +84,7 @@ func closeBareSession(nc net.Conn) error {
 // a healthy client is served while they are open, and once they close
 // their sessions the server is back where it started: no connection, no
 // session, no goroutine left. The memory an idle connection costs is
-// bounded (a small read buffer and two goroutines).
+// bounded (a small read buffer and one or two goroutines).
 func TestLimits_ThousandsOfConnections(t *testing.T) {
 	n := connectionBudget(t, 2000)
 	srv := servertest.NewServer(t, quiet)

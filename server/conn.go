@@ -44,8 +44,11 @@ type conn struct {
 	finishing bool          // close once out is written
 	wake      chan struct{} // wakes writeLoop
 	// writer is set once the writer goroutine was started (signal): a
-	// connection has none until a reply or notification needs it, and an
-	// idle session, whose pings the reader answers itself, never does.
+	// connection has none until a reply or notification needs it. The
+	// reader writes the connect's answer and the pings' itself, so an idle
+	// session never has one, unless a socket did not take all of such an
+	// answer, or the connection has no descriptor to write without
+	// waiting (raw is nil).
 	writer    atomic.Bool
 	done      chan struct{} // closed when the connection is closed
 	closeOnce sync.Once
@@ -441,7 +444,7 @@ func (c *conn) sendConnectResponse(req *wire.ConnectRequest, id int64, passwd []
 	c.queueAndWrite(resp.Append)
 }
 
-// close closes the socket and stops both goroutines. It takes no lock but
+// close closes the socket and stops the connection's goroutines. It takes no lock but
 // the connection's own, so it may be called from anywhere, even from inside
 // the state machine's apply; the reader goroutine then unregisters the
 // connection from the server.

@@ -21,8 +21,10 @@
 // against the local tree under the state machine's read lock, registering its
 // watch and queuing its reply atomically. When the state machine applies a
 // command it calls Applied, under its write lock and in log order, which
-// queues watch notifications first and then the write's reply. A single
-// writer goroutine per connection sends the queue in order. So replies leave
+// queues watch notifications first and then the write's reply. One
+// goroutine at a time writes a connection's queue, the whole of it, in
+// order (its writer goroutine, or one that flushes a watch fan-out, or
+// the reader for a ping's answer). So replies leave
 // in request order, a session reads its own writes, and every client sees an
 // event before any later reply that shows the change.
 //

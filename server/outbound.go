@@ -46,10 +46,11 @@ func (c *conn) queue(body func([]byte) []byte) int {
 }
 
 // queueAndWrite appends one frame, built by body, and writes the queue at
-// once as far as the socket takes it, waking the writer goroutine only for
-// what is left: for a frame the reader goroutine sends itself while nothing
-// else is in flight (the answer to a connect), one goroutine hand-off
-// fewer.
+// once as far as the socket takes it, if no other goroutine has the write
+// turn, waking the writer goroutine only for what is left: for a frame
+// the reader goroutine sends itself (the answer to a connect, or to a
+// ping), one goroutine hand-off fewer, and an idle session needs no writer
+// goroutine. The write turn keeps the queue's order.
 func (c *conn) queueAndWrite(body func([]byte) []byte) {
 	if _, ok := c.enqueue(body); ok {
 		c.flushNow()

@@ -167,7 +167,7 @@ func (c *conn) startReadOnly(req *wire.ConnectRequest, id int64, passwd []byte) 
 	c.srv.bind(c, id)
 	resp := wire.ConnectResponse{TimeOut: int32(c.timeout.Milliseconds()), SessionID: id, Passwd: passwd,
 		ReadOnly: true, HasReadOnly: req.HasReadOnly}
-	c.queue(resp.Append)
+	c.queueAndWrite(resp.Append)
 }
 
 // readOnlyRequest answers what a read-only session may not do: sync and
