@@ -133,31 +133,41 @@ func hasKeys(t testing.TB, line map[string]any, keys ...string) {
 
 func sessionHex(id int64) string { return fmt.Sprintf("0x%x", id) }
 
+// A session's creation and its close by its client are logged at Debug,
+// as ZooKeeper 3.8 logs "Established session" (and nothing when a client
+// closes its session); its expiry at Info, as ZooKeeper's "Expiring
+// session".
 func TestLogs_SessionEvents(t *testing.T) {
-	var log jsonLog
-	srv := servertest.NewServer(t, withLog(&log, slog.LevelInfo))
+	var debug jsonLog
+	srv := servertest.NewServer(t, withLog(&debug, slog.LevelDebug))
 	c := mustConnect(t, srv.ConnectString())
 	id := c.SessionID()
-	created := log.waitLine(t, "session created", map[string]any{"session": sessionHex(id), "read_only": false})
-	assert.Equal(t, "INFO", created["level"])
+	created := debug.waitLine(t, "session created", map[string]any{"session": sessionHex(id), "read_only": false})
+	assert.Equal(t, "DEBUG", created["level"])
 	assert.InDelta(t, 5000, created["timeout_ms"], 0) // mustConnect asks for 5s
 	hasKeys(t, created, "peer", "time")
-
 	c.Close()
-	closed := log.waitLine(t, "session closed", map[string]any{"session": sessionHex(id)})
-	assert.Equal(t, "INFO", closed["level"])
+	closed := debug.waitLine(t, "session closed", map[string]any{"session": sessionHex(id)})
+	assert.Equal(t, "DEBUG", closed["level"])
 	hasKeys(t, closed, "peer")
 
+	var log jsonLog
+	srv = servertest.NewServer(t, withLog(&log, slog.LevelInfo))
+	c = mustConnect(t, srv.ConnectString())
+	c.Close()
 	c2 := mustConnect(t, srv.ConnectString())
 	require.True(t, srv.ExpireSession(c2.SessionID()))
 	expired := log.waitLine(t, "session expired", map[string]any{"session": sessionHex(c2.SessionID())})
+	assert.Equal(t, "INFO", expired["level"])
 	assert.InDelta(t, 5000, expired["timeout_ms"], 0)
 
 	// A standalone server's start logs no warning (Raft's election at
-	// start is expected), and Raft's Info lines stay out at Info.
+	// start is expected), Raft's Info lines stay out at Info, and so do
+	// the sessions that came and went before the expiry.
 	for _, m := range log.lines(t) {
 		assert.Equal(t, "INFO", m["level"], "line %v", m)
 		assert.NotEqual(t, "raft", m["component"], "line %v", m)
+		assert.NotContains(t, []string{"session created", "session closed"}, m["msg"], "line %v", m)
 	}
 }
 
