@@ -67,14 +67,33 @@ func (c *conn) logSession(msg string, id int64, attrs ...slog.Attr) {
 // timeoutAttr is a session timeout as the key timeout_ms.
 func timeoutAttr(d time.Duration) slog.Attr { return slog.Int64("timeout_ms", d.Milliseconds()) }
 
-// logExpired logs "session expired" on the leader that expires it.
-func (s *Server) logExpired(id int64) {
-	if !s.log.Enabled(context.Background(), slog.LevelInfo) {
-		return
+// expiredLines returns the "session expired" lines of the sessions ids,
+// which the leader is about to expire, for logExpired; nil if Info is not
+// logged. Taken before the expiries are proposed: the sessions' timeouts
+// are gone once they are applied.
+func (s *Server) expiredLines(ids []int64) []expiredLine {
+	if len(ids) == 0 || !s.log.Enabled(context.Background(), slog.LevelInfo) {
+		return nil
 	}
-	var timeout time.Duration
-	if sess, ok := s.fsm.Session(id); ok {
-		timeout = time.Duration(sess.Timeout) * time.Millisecond
+	lines := make([]expiredLine, len(ids))
+	for i, id := range ids {
+		lines[i].id = id
+		if sess, ok := s.fsm.Session(id); ok {
+			lines[i].timeout = time.Duration(sess.Timeout) * time.Millisecond
+		}
 	}
-	s.log.LogAttrs(context.Background(), slog.LevelInfo, "session expired", slog.String("session", hexID(id)), timeoutAttr(timeout))
+	return lines
+}
+
+type expiredLine struct {
+	id      int64
+	timeout time.Duration
+}
+
+// logExpired logs "session expired" lines on the leader that expires
+// them.
+func (s *Server) logExpired(lines []expiredLine) {
+	for _, l := range lines {
+		s.log.LogAttrs(context.Background(), slog.LevelInfo, "session expired", slog.String("session", hexID(l.id)), timeoutAttr(l.timeout))
+	}
 }

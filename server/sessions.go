@@ -141,11 +141,15 @@ func (s *Server) expire(now time.Duration) {
 	s.mu.Lock()
 	expired := s.tracker.Expired(now)
 	s.mu.Unlock()
+	// Proposed first, logged after: formatting a thousand lines on this
+	// goroutine held the later expiries back by as many milliseconds, and
+	// the watchers of their ephemerals with them.
+	lines := s.expiredLines(expired)
 	for _, id := range expired {
-		s.logExpired(id)
 		s.stats.expired.Add(1)
 		s.propose(&raftfsm.Command{Type: raftfsm.TypeCloseSession, Session: id, Time: s.nowMillis()}, answer{})
 	}
+	s.logExpired(lines)
 }
 
 // ExpireSession expires a session now, as if its timeout had run out: its
@@ -155,7 +159,7 @@ func (s *Server) ExpireSession(id int64) bool {
 	if _, ok := s.fsm.Session(id); !ok {
 		return false
 	}
-	s.logExpired(id)
+	s.logExpired(s.expiredLines([]int64{id}))
 	s.mu.Lock()
 	s.tracker.Remove(id)
 	s.mu.Unlock()
@@ -181,8 +185,8 @@ func (s *Server) advanced() {
 	s.mu.Lock()
 	expired := s.tracker.Expired(s.clock.Elapsed())
 	s.mu.Unlock()
+	s.logExpired(s.expiredLines(expired))
 	for _, id := range expired {
-		s.logExpired(id)
 		s.stats.expired.Add(1)
 		s.proposeWait(&raftfsm.Command{Type: raftfsm.TypeCloseSession, Session: id, Time: s.nowMillis()}, nil)
 	}
