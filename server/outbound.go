@@ -17,13 +17,13 @@ import (
 // its queue (conn.out), which never blocks, and written to the socket by
 // whichever goroutine holds the connection's write turn (conn.writing):
 // its writer goroutine (writeLoop, started by the first signal), woken for
-// each reply; or, for a watch
-// fan-out, one of the few goroutines that flush the notified connections
-// (Server.flushAsync), or the applying goroutine at the end of Raft's batch
-// (Server.BatchApplied), which write each socket once, without waiting, and wake
-// the writer goroutine only for what did not fit. Only the turn's holder
-// writes, and it always takes the whole queue, so bytes go out in the
-// order they were queued, whoever writes them.
+// each reply; or, for a watch fan-out, one of the few goroutines that flush
+// the notified connections (Server.flushAsync), or the applying goroutine
+// at the end of Raft's batch (Server.BatchApplied), which write each socket
+// once, without waiting, and wake the writer goroutine only for what did
+// not fit; or the reader, for the answer to a connect or a ping. Only the
+// turn's holder writes, and it always takes the whole queue, so bytes go
+// out in the order they were queued, whoever writes them.
 
 const (
 	// writeTimeout bounds a write to a client that has to wait for room in
