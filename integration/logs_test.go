@@ -298,3 +298,38 @@ func TestLogs_ClusterEvents(t *testing.T) {
 		}
 	}
 }
+
+// A session that expires on the leader's tick, or when a fake clock is
+// moved past its timeout, gets its "session expired" line with the
+// timeout it had (taken before its expiry is proposed: the timeout is
+// gone once the expiry is applied).
+func TestLogs_SessionExpiredOnTheTick(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opt  servertest.Option
+	}{
+		{"tick", servertest.WithConfig(func(c *server.Config) { c.TickTime = 50 * time.Millisecond })},
+		{"fake clock", servertest.WithFakeClock()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var log jsonLog
+			srv := servertest.NewServer(t, withLog(&log, slog.LevelInfo), tc.opt)
+			c := dialRaw(t, srv.ConnectString())
+			c.sendFrame((&wire.ConnectRequest{TimeOut: 200, Passwd: make([]byte, 16)}).Append)
+			c.nc.SetReadDeadline(time.Now().Add(waitTimeout))
+			frame, err := c.fr.Next()
+			require.NoError(t, err)
+			var resp wire.ConnectResponse
+			_, err = resp.Decode(frame)
+			require.NoError(t, err)
+			require.NotZero(t, resp.SessionID)
+			c.nc.Close() // no closeSession: the session is to expire
+			if tc.name == "fake clock" {
+				srv.Advance(time.Duration(resp.TimeOut)*time.Millisecond + 2*time.Second)
+			}
+			expired := log.waitLine(t, "session expired", map[string]any{"session": sessionHex(resp.SessionID)})
+			assert.Equal(t, "INFO", expired["level"])
+			assert.InDelta(t, float64(resp.TimeOut), expired["timeout_ms"], 0)
+		})
+	}
+}

@@ -17,8 +17,8 @@ import (
 //
 // A session's creation and its close by its client are logged at Debug,
 // as ZooKeeper 3.8 logs "Established session" and nothing when a client
-// closes its session: formatted at Info, the two lines cost a fifth of the
-// server's CPU in a storm of connects. Its expiry stays at Info, as
+// closes its session: formatted at Info, the two lines cost about 8% of
+// the server's CPU in a storm of connects. Its expiry stays at Info, as
 // ZooKeeper's "Expiring session" does.
 //
 // A refusal that closes or refuses a connection is logged at Warn or Info;
@@ -75,11 +75,11 @@ func (s *Server) expiredLines(ids []int64) []expiredLine {
 	if len(ids) == 0 || !s.log.Enabled(context.Background(), slog.LevelInfo) {
 		return nil
 	}
-	lines := make([]expiredLine, len(ids))
-	for i, id := range ids {
-		lines[i].id = id
+	lines := make([]expiredLine, 0, len(ids))
+	for _, id := range ids {
+		// A session its client closed meanwhile is not expired: no line.
 		if sess, ok := s.fsm.Session(id); ok {
-			lines[i].timeout = time.Duration(sess.Timeout) * time.Millisecond
+			lines = append(lines, expiredLine{id: id, timeout: time.Duration(sess.Timeout) * time.Millisecond})
 		}
 	}
 	return lines
