@@ -124,10 +124,7 @@ func TestCatchUp_ARestartedClusterServesWhatItHadApplied(t *testing.T) {
 				Passwd: make([]byte, 16), Time: time.Now().UnixMilli()}
 			leader.Propose(cmd.Encode(), 0)
 		}
-		settle := time.Now().Add(10 * time.Second)
-		for !allApplied() && time.Now().Before(settle) {
-			time.Sleep(5 * time.Millisecond)
-		}
+		waitUntil(10*time.Second, allApplied) // else proposed again to whoever leads then
 	}
 	stop(nodes)
 

@@ -217,20 +217,19 @@ func (s *raftStream) Accept() (net.Conn, error) {
 // by its header (read on a goroutine of its own: a slow member holds up no
 // one else).
 func (s *raftStream) acceptLoop() {
+	defer close(s.ended) // acceptErr is set first
 	var pauses backoff.Accept
 	for {
 		nc, err := s.ln.Accept()
 		if err != nil {
 			if s.isClosed() || errors.Is(err, net.ErrClosed) {
 				s.acceptErr = err
-				close(s.ended)
 				return
 			}
 			// Out of descriptors, say: wait a little, as Raft's
 			// transport does, and go on (or stop with the node).
 			if !backoff.Sleep(pauses.Failed(), s.quit) {
 				s.acceptErr = net.ErrClosed
-				close(s.ended)
 				return
 			}
 			continue
