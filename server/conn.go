@@ -36,9 +36,12 @@ type conn struct {
 	stats  connStats
 
 	raw       syscall.RawConn // the socket's descriptor for writes that must not wait; nil if it has none
-	omu       sync.Mutex      // guards out, spare, writing, closed, finishing
-	out       []byte          // framed replies and notifications not yet written
+	omu       sync.Mutex      // guards full, out, outBytes, spare, turn, writing, closed, finishing
+	full      [][]byte        // the queue's chunks before out, in order (see outbound.go)
+	out       []byte          // the queue's last chunk: framed replies and notifications not yet written
+	outBytes  int             // bytes in full and out
 	spare     []byte          // the buffer out is swapped with when written
+	turn      [][]byte        // what takeTurn hands the turn's holder, kept for reuse
 	writing   bool            // a goroutine has the write turn (see outbound.go)
 	closed    bool
 	finishing bool          // close once out is written

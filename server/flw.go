@@ -49,7 +49,7 @@ func (c *conn) fourLetter(word string) {
 		out = s.fourLetterText(word, c)
 	}
 	c.omu.Lock()
-	c.out = append(c.out, out...)
+	c.appendLocked([]byte(out))
 	c.omu.Unlock()
 	c.finish()
 	<-c.done

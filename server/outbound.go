@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"slices"
 	"syscall"
 	"time"
 
@@ -14,7 +15,7 @@ import (
 )
 
 // A connection's outbound side. Replies and notifications are appended to
-// its queue (conn.out), which never blocks, and written to the socket by
+// its queue (conn.full, then conn.out), which never blocks, and written to the socket by
 // whichever goroutine holds the connection's write turn (conn.writing):
 // its writer goroutine (writeLoop, started by the first signal), woken for
 // each reply; or, for a watch fan-out, one of the few goroutines that flush
@@ -24,6 +25,13 @@ import (
 // not fit; or the reader, for the answer to a connect or a ping. Only the
 // turn's holder writes, and it always takes the whole queue, so bytes go
 // out in the order they were queued, whoever writes them.
+//
+// The queue is chunked: frames are appended to out until it holds
+// outChunk bytes, then out joins the chunks before it (full) and the next
+// frame starts a new one. So a large reply (a list of 100k children is
+// megabytes) queued behind another is not copied into a larger buffer, and
+// whatever part of the queue a socket did not take goes back to its head
+// as it is, without being copied to the front.
 
 const (
 	// writeTimeout bounds a write to a client that has to wait for room in
@@ -32,6 +40,9 @@ const (
 	// keptOutBuffer is the largest outbound buffer a connection keeps for
 	// reuse once written; larger ones are given back.
 	keptOutBuffer = 64 << 10
+	// outChunk is how many bytes the queue's last chunk (conn.out) holds
+	// before the next frame starts a new one.
+	outChunk = 64 << 10
 )
 
 // queue appends one frame, built by body, to the outbound queue and wakes the
@@ -67,12 +78,14 @@ func (c *conn) enqueue(body func([]byte) []byte) (int, bool) {
 		c.omu.Unlock()
 		return 0, false
 	}
+	c.nextChunk()
 	var start int
 	c.out, start = wire.StartFrame(c.out)
 	c.out = body(c.out)
 	c.out = wire.EndFrame(c.out, start)
 	size := len(c.out) - start
-	over := len(c.out) > c.srv.cfg.MaxQueuedBytes
+	c.outBytes += size
+	over := c.outBytes > c.srv.cfg.MaxQueuedBytes
 	c.omu.Unlock()
 	c.stats.sentOne()
 	c.srv.stats.queued(size, 1)
@@ -89,11 +102,27 @@ func (c *conn) queueFramed(frame []byte) bool {
 		c.omu.Unlock()
 		return false
 	}
-	c.out = append(c.out, frame...)
-	over := len(c.out) > c.srv.cfg.MaxQueuedBytes
+	c.appendLocked(frame)
+	over := c.outBytes > c.srv.cfg.MaxQueuedBytes
 	c.omu.Unlock()
 	c.stats.sentOne()
 	return !c.overflowed(over)
+}
+
+// appendLocked appends bytes already framed to the queue. omu is held.
+func (c *conn) appendLocked(b []byte) {
+	c.nextChunk()
+	c.out = append(c.out, b...)
+	c.outBytes += len(b)
+}
+
+// nextChunk starts a new last chunk if out holds outChunk bytes. omu is
+// held.
+func (c *conn) nextChunk() {
+	if len(c.out) >= outChunk {
+		c.full = append(c.full, c.out)
+		c.out = nil
+	}
 }
 
 // overflowed closes the connection if its queue went over MaxQueuedBytes.
@@ -128,38 +157,52 @@ func (c *conn) finish() {
 
 // takeTurn takes the write turn and the queue, if the queue holds bytes
 // and nobody has the turn. finished reports a finishing connection whose
-// queue is written.
-func (c *conn) takeTurn() (buf []byte, ok, finished bool) {
+// queue is written. The chunks returned are the turn holder's until it
+// gives the turn back.
+func (c *conn) takeTurn() (bufs [][]byte, ok, finished bool) {
 	c.omu.Lock()
 	defer c.omu.Unlock()
 	if c.writing || c.closed {
 		return nil, false, false
 	}
-	if len(c.out) == 0 {
+	if c.outBytes == 0 {
 		return nil, false, c.finishing
 	}
 	c.writing = true
-	buf, c.out, c.spare = c.out, c.spare[:0], nil
-	return buf, true, false
+	bufs = append(append(c.turn[:0], c.full...), c.out)
+	clear(c.full)
+	c.full, c.out, c.spare, c.outBytes = c.full[:0], c.spare[:0], nil, 0
+	return bufs, true, false
 }
 
-// giveTurn gives the write turn back after n bytes of buf were written;
+// giveTurn gives the write turn back after n bytes of bufs were written;
 // the rest goes back to the head of the queue. It reports whether the
 // queue needs the writer goroutine: bytes left or queued meanwhile, or a
 // connection to finish.
-func (c *conn) giveTurn(buf []byte, n int) (more bool) {
+func (c *conn) giveTurn(bufs [][]byte, n int) (more bool) {
 	c.omu.Lock()
 	defer c.omu.Unlock()
-	if n < len(buf) {
-		left := copy(buf, buf[n:])
-		buf = append(buf[:left], c.out...)
-		buf, c.out = c.out, buf
+	last := bufs[len(bufs)-1]
+	rest := bufs
+	for len(rest) > 0 && n >= len(rest[0]) {
+		n -= len(rest[0])
+		rest = rest[1:]
 	}
-	if cap(buf) <= keptOutBuffer { // a burst of large replies does not stay with an idle client
-		c.spare = buf[:0]
+	if len(rest) > 0 {
+		rest[0] = rest[0][n:]
+		left := 0
+		for _, b := range rest {
+			left += len(b)
+		}
+		c.full = slices.Concat(rest, c.full)
+		c.outBytes += left
+	} else if cap(last) <= keptOutBuffer { // a burst of large replies does not stay with an idle client
+		c.spare = last[:0]
 	}
+	clear(bufs)
+	c.turn = bufs[:0]
 	c.writing = false
-	return len(c.out) > 0 || c.finishing
+	return c.outBytes > 0 || c.finishing
 }
 
 // writeLoop is the connection's writer goroutine: woken when something is
@@ -173,7 +216,7 @@ func (c *conn) writeLoop() {
 			return
 		}
 		for {
-			buf, ok, finished := c.takeTurn()
+			bufs, ok, finished := c.takeTurn()
 			if finished {
 				c.close("finished")
 				return
@@ -181,40 +224,65 @@ func (c *conn) writeLoop() {
 			if !ok {
 				break
 			}
-			if err := c.writeAll(buf); err != nil {
+			n, err := c.writeAll(bufs)
+			if err != nil {
 				c.close("write: " + err.Error())
 				return
 			}
-			c.giveTurn(buf, len(buf))
+			c.giveTurn(bufs, n)
 		}
 	}
 }
 
-// writeAll writes buf, waiting for room in the socket if it must.
-func (c *conn) writeAll(buf []byte) error {
+// writeAll writes bufs, waiting for room in the socket if it must, and
+// returns how many bytes it wrote: all of them, unless it fails.
+func (c *conn) writeAll(bufs [][]byte) (int, error) {
+	var n int
 	if c.raw != nil {
-		n, err := c.writeNow(buf)
-		if err != nil || n == len(buf) {
-			return err
+		var err error
+		if n, err = c.writeNow(bufs); err != nil {
+			return n, err
 		}
-		buf = buf[n:]
 	}
-	c.nc.SetWriteDeadline(time.Now().Add(writeTimeout))
-	_, err := c.nc.Write(buf)
-	if c.raw != nil {
+	deadline := false
+	skip := n
+	for _, b := range bufs {
+		if skip >= len(b) {
+			skip -= len(b)
+			continue
+		}
+		b, skip = b[skip:], 0
+		if !deadline {
+			c.nc.SetWriteDeadline(time.Now().Add(writeTimeout))
+			deadline = true
+		}
+		m, err := c.nc.Write(b)
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	if deadline && c.raw != nil {
 		// writeNow must not find this deadline expired once the socket is idle.
 		c.nc.SetWriteDeadline(time.Time{})
 	}
-	return err
+	return n, nil
 }
 
-// writeNow writes what the socket takes of buf at once, without waiting
+// writeNow writes what the socket takes of bufs at once, without waiting
 // and without a deadline, and returns how many bytes that was.
-func (c *conn) writeNow(buf []byte) (int, error) {
+func (c *conn) writeNow(bufs [][]byte) (int, error) {
 	var n int
 	var werr error
 	err := c.raw.Write(func(fd uintptr) bool {
-		n, werr = sockio.Write(fd, buf)
+		for _, b := range bufs {
+			var m int
+			m, werr = sockio.Write(fd, b)
+			n += m
+			if werr != nil || m < len(b) {
+				break
+			}
+		}
 		return true // never wait here
 	})
 	switch {
@@ -223,7 +291,7 @@ func (c *conn) writeNow(buf []byte) (int, error) {
 	case err != nil:
 		return 0, err
 	case werr == unix.EAGAIN:
-		return 0, nil
+		return n, nil
 	case werr != nil:
 		return 0, werr
 	}
@@ -238,16 +306,16 @@ func (c *conn) flushNow() {
 		c.signal()
 		return
 	}
-	buf, ok, _ := c.takeTurn()
+	bufs, ok, _ := c.takeTurn()
 	if !ok {
 		return // the holder looks at the queue again when it gives the turn back
 	}
-	n, err := c.writeNow(buf)
+	n, err := c.writeNow(bufs)
 	if err != nil {
 		c.close("write: " + err.Error())
 		return
 	}
-	if c.giveTurn(buf, n) {
+	if c.giveTurn(bufs, n) {
 		c.signal()
 	}
 }

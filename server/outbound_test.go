@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"encoding/binary"
 	"log/slog"
 	"net"
@@ -42,7 +43,9 @@ func newLoopbackConn(t testing.TB) (*conn, *net.TCPConn) {
 // flushed by other goroutines (queueFramed, flushNow), as replies and a
 // fan-out's notifications are, reach the client whole, each once, in the
 // order they were queued, while the client reads slowly enough that writes
-// are cut short and left to the writer goroutine.
+// are cut short and left to the writer goroutine. Every 97th frame is
+// large (150 KB, as a long list of children is), so that the queue spans
+// several chunks and a large frame lands behind others.
 func TestConn_WriteTurnKeepsQueueOrder(t *testing.T) {
 	c, client := newLoopbackConn(t)
 	const perSender, senders = 3000, 4
@@ -51,12 +54,18 @@ func TestConn_WriteTurnKeepsQueueOrder(t *testing.T) {
 	next := uint64(0)
 	// The client reads 1000 frames behind, a megabyte: more than the socket
 	// buffers hold, so flushes are cut short and the writer has to wait.
-	payload := make([]byte, 1000)
+	payload := make([]byte, 150_000)
+	sizeOf := func(n uint64) int {
+		if n%97 == 0 {
+			return len(payload)
+		}
+		return 1000
+	}
 	send := func(direct bool) {
 		order.Lock()
 		defer order.Unlock()
 		body := binary.BigEndian.AppendUint64(nil, next)
-		body = append(body, payload...)
+		body = append(body, payload[:sizeOf(next)]...)
 		next++
 		queued.Broadcast()
 		if !direct {
@@ -92,7 +101,7 @@ func TestConn_WriteTurnKeepsQueueOrder(t *testing.T) {
 		}
 		f, err := fr.Next()
 		require.NoError(t, err, "frame %d", want)
-		require.Len(t, f, 8+len(payload))
+		require.Len(t, f, 8+sizeOf(want))
 		require.Equal(t, want, binary.BigEndian.Uint64(f), "frames in the order queued")
 	}
 	wg.Wait()
@@ -106,6 +115,8 @@ func TestConn_WriteTurnKeepsQueueOrder(t *testing.T) {
 	c.omu.Lock()
 	defer c.omu.Unlock()
 	assert.Empty(t, c.out)
+	assert.Empty(t, c.full)
+	assert.Zero(t, c.outBytes)
 }
 
 // A connection told to finish is closed once what was queued before is
@@ -174,4 +185,44 @@ func TestConn_WriterStartsWithTheFirstReplyThatNeedsIt(t *testing.T) {
 	assert.Equal(t, 1, writers(), "a reply started the writer")
 	ping(t, c)
 	assert.Equal(t, 1, writers(), "and only one")
+}
+
+// What a write turn's holder did not get written goes back to the head of
+// the queue, before what was queued meanwhile, whatever chunks the queue
+// has been cut into (large frames among small ones).
+func TestConn_UnwrittenBytesGoBackToTheHead(t *testing.T) {
+	c, _ := newLoopbackConn(t)
+	var want []byte
+	queue := func(size int, fill byte) {
+		body := bytes.Repeat([]byte{fill}, size)
+		_, ok := c.enqueue(func(b []byte) []byte { return append(b, body...) })
+		require.True(t, ok)
+		frame, start := wire.StartFrame(nil)
+		want = append(want, wire.EndFrame(append(frame, body...), start)...)
+	}
+	queued := func() int {
+		c.omu.Lock()
+		defer c.omu.Unlock()
+		return c.outBytes
+	}
+	queue(100_000, 'a') // a chunk of its own
+	queue(1000, 'b')
+	bufs, ok, _ := c.takeTurn()
+	require.True(t, ok)
+	require.Len(t, bufs, 2, "a large frame ends its chunk")
+	require.Zero(t, queued(), "the turn's holder has the whole queue")
+	taken := len(want)
+	queue(70_000, 'c') // queued meanwhile: a chunk, then a chunk of small frames
+	queue(1000, 'd')
+	queue(1000, 'e')
+	written := 100_000 + 10 // the first frame and a little of the second
+	require.True(t, c.giveTurn(bufs, written), "bytes are left for the writer")
+	require.Equal(t, len(want)-written, queued())
+
+	bufs, ok, _ = c.takeTurn()
+	require.True(t, ok)
+	assert.Equal(t, want[written:], bytes.Join(bufs, nil), "the rest of the turn first, then what was queued meanwhile, in order")
+	assert.Greater(t, len(want)-taken, outChunk, "what was queued meanwhile spans chunks")
+	assert.False(t, c.giveTurn(bufs, len(want)-written), "everything written")
+	assert.Zero(t, queued())
 }

@@ -67,7 +67,7 @@ func BenchmarkWatchRegistry_Fire(b *testing.B) {
 		b.StopTimer()
 		for _, c := range conns {
 			w.add(c, tr[0].Path, tableData)
-			c.out = c.out[:0]
+			c.out, c.full, c.outBytes = c.out[:0], c.full[:0], 0
 		}
 		b.StartTimer()
 		w.fire(tr, handoff)
