@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkraft/zkraft/server/servertest"
 	"github.com/zkraft/zkraft/wire"
 )
 
@@ -74,4 +75,27 @@ func TestSession_GivesUpOnASilentServer(t *testing.T) {
 	defer s.nc.Close()
 	err = s.do(wire.OpExists, &wire.PathWatchRequest{Path: "/"}, wire.CodeOK)
 	assert.ErrorIs(t, err, os.ErrDeadlineExceeded, "no reply")
+}
+
+// keepAlive leaves no write deadline behind: a session whose pinging
+// stopped can still send once the interval of its last ping has passed,
+// as a storm's expiring owners do just before the cut.
+func TestKeepAlive_LeavesNoWriteDeadline(t *testing.T) {
+	srv := servertest.NewServer(t)
+	s, err := dialTimeout(srv.ConnectString(), 200*time.Millisecond, idleWriteBuffer)
+	require.NoError(t, err)
+	defer s.nc.Close()
+	interval := s.timeout / 3
+	stop := make(chan struct{})
+	pinging := keepAlive([]*session{s}, stop)
+	frame, err := s.fr.Next() // the first ping's reply: a write deadline was set
+	require.NoError(t, err)
+	var h wire.ReplyHeader
+	_, err = h.Decode(frame)
+	require.NoError(t, err)
+	require.Equal(t, wire.XidPing, h.Xid)
+	close(stop)
+	pinging.Wait()
+	<-time.After(interval + 50*time.Millisecond) // what the deadline of the last ping, if left, would have expired by
+	assert.NoError(t, s.do(wire.OpExists, &wire.PathWatchRequest{Path: "/"}, wire.CodeOK))
 }

@@ -76,7 +76,9 @@ func (s *session) ping() error {
 // keepAlive pings each session, a third of its granted timeout apart,
 // until stop is closed, so that sessions nobody reads from stay alive. The
 // sessions must be idle otherwise; the replies wait, small, in the
-// sockets' buffers.
+// sockets' buffers. A ping that the socket cannot take within the interval
+// fails; the deadline is lifted after each, so that what the session
+// sends once the pinging stops is not cut short by it.
 func keepAlive(sessions []*session, stop <-chan struct{}) *sync.WaitGroup {
 	var wg sync.WaitGroup
 	interval := sessions[0].timeout / 3
@@ -91,6 +93,7 @@ func keepAlive(sessions []*session, stop <-chan struct{}) *sync.WaitGroup {
 				for _, s := range sessions {
 					s.nc.SetWriteDeadline(time.Now().Add(interval))
 					s.ping()
+					s.nc.SetWriteDeadline(time.Time{})
 				}
 			}
 		}
