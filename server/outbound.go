@@ -170,8 +170,7 @@ func (c *conn) takeTurn() (bufs [][]byte, ok, finished bool) {
 	}
 	c.writing = true
 	bufs = append(append(c.turn[:0], c.full...), c.out)
-	clear(c.full)
-	c.full, c.out, c.spare, c.outBytes = c.full[:0], c.spare[:0], nil, 0
+	c.full, c.out, c.spare, c.outBytes = reuseChunks(c.full), c.spare[:0], nil, 0
 	return bufs, true, false
 }
 
@@ -199,11 +198,28 @@ func (c *conn) giveTurn(bufs [][]byte, n int) (more bool) {
 	} else if cap(last) <= keptOutBuffer { // a burst of large replies does not stay with an idle client
 		c.spare = last[:0]
 	}
-	clear(bufs)
-	c.turn = bufs[:0]
+	c.turn = reuseChunks(bufs)
 	c.writing = false
 	return c.outBytes > 0 || c.finishing
 }
+
+// keptChunks is the longest list of chunks a connection keeps for reuse
+// once written: after a burst of thousands, an idle client does not keep
+// the list.
+const keptChunks = 32
+
+// reuseChunks returns bufs emptied for reuse, or nil if it is long.
+func reuseChunks(bufs [][]byte) [][]byte {
+	if cap(bufs) > keptChunks {
+		return nil
+	}
+	clear(bufs)
+	return bufs[:0]
+}
+
+// sockWrite writes to a socket without waiting (sockio.Write); a test
+// replaces it to have a socket take some chunks whole and then nothing.
+var sockWrite = sockio.Write
 
 // writeLoop is the connection's writer goroutine: woken when something is
 // queued, it writes the queue unless another goroutine has the turn (that
@@ -277,7 +293,7 @@ func (c *conn) writeNow(bufs [][]byte) (int, error) {
 	err := c.raw.Write(func(fd uintptr) bool {
 		for _, b := range bufs {
 			var m int
-			m, werr = sockio.Write(fd, b)
+			m, werr = sockWrite(fd, b)
 			n += m
 			if werr != nil || m < len(b) {
 				break

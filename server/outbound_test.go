@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/zkraft/zkraft/wire"
 )
@@ -52,7 +53,7 @@ func TestConn_WriteTurnKeepsQueueOrder(t *testing.T) {
 	var order sync.Mutex // numbers the frames in the order they are queued
 	queued := sync.NewCond(&order)
 	next := uint64(0)
-	// The client reads 1000 frames behind, a megabyte: more than the socket
+	// The client reads 1000 frames behind, 2.5 MB: more than the socket
 	// buffers hold, so flushes are cut short and the writer has to wait.
 	payload := make([]byte, 150_000)
 	sizeOf := func(n uint64) int {
@@ -225,4 +226,38 @@ func TestConn_UnwrittenBytesGoBackToTheHead(t *testing.T) {
 	assert.Greater(t, len(want)-taken, outChunk, "what was queued meanwhile spans chunks")
 	assert.False(t, c.giveTurn(bufs, len(want)-written), "everything written")
 	assert.Zero(t, queued())
+}
+
+// A socket that takes a turn's first chunk whole and then nothing (EAGAIN)
+// gets the second chunk next, not the first again.
+func TestConn_WriteNowCountsTheChunksTakenBeforeASocketIsFull(t *testing.T) {
+	c, _ := newLoopbackConn(t)
+	var got []byte
+	defer func(w func(uintptr, []byte) (int, error)) { sockWrite = w }(sockWrite)
+	sockWrite = func(_ uintptr, b []byte) (int, error) {
+		if len(got) > 0 {
+			return 0, unix.EAGAIN
+		}
+		got = append(got, b...)
+		return len(b), nil
+	}
+	var want []byte
+	for _, size := range []int{outChunk, 1000} { // two chunks
+		body := bytes.Repeat([]byte{byte(size)}, size)
+		_, ok := c.enqueue(func(b []byte) []byte { return append(b, body...) })
+		require.True(t, ok)
+		frame, start := wire.StartFrame(nil)
+		want = append(want, wire.EndFrame(append(frame, body...), start)...)
+	}
+	bufs, ok, _ := c.takeTurn()
+	require.True(t, ok)
+	require.Len(t, bufs, 2)
+	n, err := c.writeNow(bufs)
+	require.NoError(t, err)
+	require.Equal(t, len(bufs[0]), n, "the first chunk, taken whole")
+	require.True(t, c.giveTurn(bufs, n))
+	bufs, ok, _ = c.takeTurn()
+	require.True(t, ok)
+	assert.Equal(t, want[len(got):], bytes.Join(bufs, nil), "the second chunk is what is left")
+	assert.Equal(t, want, append(got, bytes.Join(bufs, nil)...))
 }
