@@ -347,6 +347,10 @@ func startHeldNodes(t *testing.T) ([]*Node, []*heldStore) {
 		c.DataDir = t.TempDir()
 		c.LogStore = LogStoreWAL
 		c.commitTimeout = 5 * time.Millisecond
+		// No election while a test holds a disk: with 100 ms timeouts a
+		// loaded machine made one 1 run in 40 (beside three CPU hogs), and
+		// a new leader commits what the held disk lacks.
+		c.RaftTimeout = time.Second
 		c.wrapLogStore = func(s raft.LogStore) raft.LogStore {
 			hs := &heldStore{LogStore: s}
 			stores[c.ServerID-1] = hs
