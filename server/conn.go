@@ -36,10 +36,11 @@ type conn struct {
 	stats  connStats
 
 	raw       syscall.RawConn // the socket's descriptor for writes that must not wait; nil if it has none
-	omu       sync.Mutex      // guards full, out, outBytes, spare, turn, writing, closed, finishing
+	omu       sync.Mutex      // guards full, out, outBytes, turnBytes, spare, turn, writing, closed, finishing
 	full      [][]byte        // the queue's chunks before out, in order (see outbound.go)
 	out       []byte          // the queue's last chunk: framed replies and notifications not yet written
 	outBytes  int             // bytes in full and out
+	turnBytes int             // bytes the write turn's holder took, not yet given back (with outBytes: MaxQueuedBytes)
 	spare     []byte          // the buffer out is swapped with when written
 	turn      [][]byte        // what takeTurn hands the turn's holder, kept for reuse
 	writing   bool            // a goroutine has the write turn (see outbound.go)

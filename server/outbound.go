@@ -85,7 +85,7 @@ func (c *conn) enqueue(body func([]byte) []byte) (int, bool) {
 	c.out = wire.EndFrame(c.out, start)
 	size := len(c.out) - start
 	c.outBytes += size
-	over := c.outBytes > c.srv.cfg.MaxQueuedBytes
+	over := c.outBytes+c.turnBytes > c.srv.cfg.MaxQueuedBytes
 	c.omu.Unlock()
 	c.stats.sentOne()
 	c.srv.stats.queued(size, 1)
@@ -103,7 +103,7 @@ func (c *conn) queueFramed(frame []byte) bool {
 		return false
 	}
 	c.appendLocked(frame)
-	over := c.outBytes > c.srv.cfg.MaxQueuedBytes
+	over := c.outBytes+c.turnBytes > c.srv.cfg.MaxQueuedBytes
 	c.omu.Unlock()
 	c.stats.sentOne()
 	return !c.overflowed(over)
@@ -170,6 +170,7 @@ func (c *conn) takeTurn() (bufs [][]byte, ok, finished bool) {
 	}
 	c.writing = true
 	bufs = append(append(c.turn[:0], c.full...), c.out)
+	c.turnBytes = c.outBytes
 	c.full, c.out, c.spare, c.outBytes = reuseChunks(c.full), c.spare[:0], nil, 0
 	return bufs, true, false
 }
@@ -199,6 +200,7 @@ func (c *conn) giveTurn(bufs [][]byte, n int) (more bool) {
 		c.spare = last[:0]
 	}
 	c.turn = reuseChunks(bufs)
+	c.turnBytes = 0
 	c.writing = false
 	return c.outBytes > 0 || c.finishing
 }

@@ -261,3 +261,26 @@ func TestConn_WriteNowCountsTheChunksTakenBeforeASocketIsFull(t *testing.T) {
 	assert.Equal(t, want[len(got):], bytes.Join(bufs, nil), "the second chunk is what is left")
 	assert.Equal(t, want, append(got, bytes.Join(bufs, nil)...))
 }
+
+// MaxQueuedBytes bounds what a connection holds for its client, the bytes
+// a writer stuck on a slow socket took with its turn included: a client
+// that reads nothing cannot make the server hold twice the bound.
+func TestConn_QueueBoundCountsTheTurnsBytes(t *testing.T) {
+	c, _ := newLoopbackConn(t)
+	c.srv.cfg.MaxQueuedBytes = 100_000
+	queue := func(size int) bool {
+		body := make([]byte, size)
+		_, ok := c.enqueue(func(b []byte) []byte { return append(b, body...) })
+		return ok
+	}
+	require.True(t, queue(60_000))
+	_, ok, _ := c.takeTurn() // a writer takes it, and waits on a socket that takes nothing
+	require.True(t, ok)
+	require.True(t, queue(30_000), "90 KB held: under the bound")
+	assert.False(t, queue(20_000), "110 KB held: over it")
+	select {
+	case <-c.done:
+	default:
+		t.Fatal("the connection stays open past the bound")
+	}
+}
