@@ -182,27 +182,27 @@ func (c *conn) takeTurn() (bufs [][]byte, ok, finished bool) {
 func (c *conn) giveTurn(bufs [][]byte, n int) (more bool) {
 	c.omu.Lock()
 	defer c.omu.Unlock()
-	last := bufs[len(bufs)-1]
-	rest := bufs
-	for len(rest) > 0 && n >= len(rest[0]) {
-		n -= len(rest[0])
-		rest = rest[1:]
-	}
-	if len(rest) > 0 {
-		rest[0] = rest[0][n:]
-		left := 0
-		for _, b := range rest {
-			left += len(b)
-		}
-		c.full = slices.Concat(rest, c.full)
-		c.outBytes += left
-	} else if cap(last) <= keptOutBuffer { // a burst of large replies does not stay with an idle client
+	if i, off := unwritten(bufs, n); i < len(bufs) {
+		bufs[i] = bufs[i][off:]
+		c.full = slices.Concat(bufs[i:], c.full)
+		c.outBytes += c.turnBytes - n
+	} else if last := bufs[len(bufs)-1]; cap(last) <= keptOutBuffer { // a burst of large replies does not stay with an idle client
 		c.spare = last[:0]
 	}
 	c.turn = reuseChunks(bufs)
 	c.turnBytes = 0
 	c.writing = false
 	return c.outBytes > 0 || c.finishing
+}
+
+// unwritten returns where the bytes of bufs after the first n start: the
+// index of their chunk (len(bufs) if none are left) and the offset in it.
+func unwritten(bufs [][]byte, n int) (i, off int) {
+	for i < len(bufs) && n >= len(bufs[i]) {
+		n -= len(bufs[i])
+		i++
+	}
+	return i, n
 }
 
 // keptChunks is the longest list of chunks a connection keeps for reuse
@@ -263,13 +263,12 @@ func (c *conn) writeAll(bufs [][]byte) (int, error) {
 		}
 	}
 	deadline := false
-	skip := n
-	for _, b := range bufs {
-		if skip >= len(b) {
-			skip -= len(b)
+	i, off := unwritten(bufs, n)
+	for _, b := range bufs[i:] {
+		b, off = b[off:], 0
+		if len(b) == 0 {
 			continue
 		}
-		b, skip = b[skip:], 0
 		if !deadline {
 			c.nc.SetWriteDeadline(time.Now().Add(writeTimeout))
 			deadline = true
