@@ -1,14 +1,14 @@
 package integration
 
 import (
-	"fmt"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/require"
+
+	"github.com/zkraft/zkraft/server/servertest"
 )
 
 // waitTimeout bounds every wait for an event in these tests.
@@ -68,39 +68,8 @@ func waitEvent(t testing.TB, ch <-chan zk.Event) zk.Event {
 	}
 }
 
-// waitLoopSettled waits until c's go-zookeeper loop has passed its
-// re-sending of watches after the connect that gave it its session (it
-// then waits in sync.(*WaitGroup).Wait until the connection ends), or has
-// stopped. go-zookeeper v1.0.4 reads Conn.lastZxid there without the lock
-// its receiver writes it under (go-zookeeper/zk#35, unfixed upstream): a
-// test that sets a watch and gets a reply before the loop gets there
-// makes -race report the client's own race (TestWatches_OnlyForReadersOfTheNode
-// and TestContainersAndTTLNodesAreReaped each did once in a soak, about
-// once in 300 runs). The loop's goroutine is found by its receiver in the
-// stacks of all goroutines, as goleak reads them.
+// waitLoopSettled is servertest.WaitClientSettled: see there why.
 func waitLoopSettled(t testing.TB, c *zk.Conn) {
 	t.Helper()
-	frame := fmt.Sprintf("github.com/go-zookeeper/zk.(*Conn).loop(%p,", c)
-	require.Eventually(t, func() bool { return loopSettled(frame) }, waitTimeout, time.Millisecond,
-		"go-zookeeper's loop did not settle after connecting")
-}
-
-// loopSettled reports whether the goroutine with the given loop frame
-// waits in sync.(*WaitGroup).Wait called by that frame, or is gone.
-func loopSettled(frame string) bool {
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
-	for g := range strings.SplitSeq(string(buf), "\n\n") {
-		if i := strings.Index(g, frame); i >= 0 {
-			return strings.Contains(g[:i], "sync.(*WaitGroup).Wait(")
-		}
-	}
-	return true
+	servertest.WaitClientSettled(t, c)
 }

@@ -148,6 +148,7 @@ func isolatedWorkload(t *testing.T, ns interface {
 	conn, _, err := zk.Connect([]string{ns.ConnectString(), ns.ConnectString()}, 10*time.Second, zk.WithLogInfo(false))
 	require.NoError(t, err)
 	t.Cleanup(conn.Close)
+	servertest.WaitClientSettled(t, conn) // before its watch: go-zookeeper's own race
 	mine := []byte(fmt.Sprint("test ", i))
 	_, err = conn.Create("/config", mine, 0, openACL)
 	require.NoError(t, err, "the same path in every test")
