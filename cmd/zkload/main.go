@@ -57,6 +57,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&cfg.Duration, "duration", 5*time.Second, "measured time per workload")
 	fs.DurationVar(&cfg.Warmup, "warmup", 2*time.Second, "unmeasured load before each measurement")
 	fs.IntVar(&cfg.Size, "size", 1024, "data bytes for setData and getData")
+	fs.IntVar(&cfg.WritePercent, "write-percent", 10, "share of setData in -ops mix, 0 to 100 (the suite's mix: 10)")
 	runs := fs.Int("runs", 1, "repeat every workload this many times and print the median of each column")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the whole run (the embedded server included) to this file")
 	memprofile := fs.String("memprofile", "", "write a heap profile at the end of the run to this file")
@@ -78,6 +79,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return err
 	})
 	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if cfg.WritePercent < 0 || cfg.WritePercent > 100 {
+		fmt.Fprintln(stderr, "zkload: -write-percent must be 0 to 100")
 		return 2
 	}
 	if *cpuprofile != "" {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -43,4 +44,28 @@ func TestSuite(t *testing.T) {
 	// Progress: one line per measurement, counted.
 	assert.Equal(t, 22, strings.Count(stderr.String(), "\n"), stderr.String())
 	assert.Contains(t, stderr.String(), "[22/22 ")
+}
+
+// -write-percent sets the share of setData in -ops mix: every write moves
+// the server's zxid on, reads do not, so a run of writes only moves it by
+// many more than a run of reads only, which moves it only by its setup's
+// few writes (sessions, the run's nodes).
+func TestMixWritePercent(t *testing.T) {
+	srv := servertest.NewServer(t)
+	writes := func(percent string) int64 {
+		t.Helper()
+		before := srv.FSM().LastZxid()
+		var stdout, stderr bytes.Buffer
+		code := run([]string{"-target", "a=" + srv.ConnectString(), "-ops", "mix", "-write-percent", percent,
+			"-sessions", "1", "-duration", "200ms", "-warmup", "0s"}, &stdout, &stderr)
+		require.Equal(t, 0, code, stderr.String())
+		return srv.FSM().LastZxid() - before
+	}
+	setup := writes("0")
+	assert.Less(t, setup, int64(20), "reads only: the setup's writes")
+	assert.Greater(t, writes("100"), setup+50, "writes only")
+
+	var stderr bytes.Buffer
+	assert.Equal(t, 2, run([]string{"-embedded", "-ops", "mix", "-write-percent", "101"}, io.Discard, &stderr))
+	assert.Contains(t, stderr.String(), "-write-percent must be 0 to 100")
 }
