@@ -72,7 +72,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fanoutRounds := fs.Int("fanout-rounds", 5, "with -suite, changes per fan-out measurement (the median is taken)")
 	hold := fs.String("hold", "", "instead of -ops, hold watches=N (one session) or sessions=N and report memory for each")
 	pids := map[string]int{}
-	fs.Func("pid", "name=PID: the process of -target name, whose memory -fill measures (a JVM's live heap through jcmd)", func(v string) error {
+	fs.Func("pid", "name=PID: the process of -target name, whose memory -fill and -hold measure (a JVM's live heap through jcmd), "+
+		"and whose CPU time per operation -suite reports for getChildren, multi and mix", func(v string) error {
 		name, p, _ := strings.Cut(v, "=")
 		pid, err := strconv.Atoi(p)
 		pids[name] = pid
@@ -118,7 +119,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		defer writeHeapProfile(*memprofile, stderr)
 	}
 	if *suite != "" {
-		return runSuiteCommand(*suite, *sizes, *report, *plots, suiteParams{cfg.Duration, cfg.Warmup, *fanoutRounds},
+		byAddr := map[string]int{}
+		for _, t := range targets {
+			if pid, ok := pids[t.name]; ok {
+				byAddr[t.addr] = pid
+			}
+		}
+		return runSuiteCommand(*suite, *sizes, *report, *plots, suiteParams{cfg.Duration, cfg.Warmup, *fanoutRounds, byAddr},
 			targets, *runs, stdout, stderr)
 	}
 	if *hold != "" {

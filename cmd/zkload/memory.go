@@ -256,3 +256,31 @@ func runHolds(spec string, targets []target, pids map[string]int, embedded bool,
 	}
 	return 0
 }
+
+// userHZ is the unit of the CPU times in /proc/<pid>/stat (USER_HZ, 100 on
+// every Linux architecture Go runs on).
+const userHZ = 100
+
+// processCPU returns the CPU time, user and system, the process pid has
+// used so far: /proc/<pid>/stat's utime and stime.
+func processCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, err
+	}
+	// The command name, second, is in parentheses and may hold spaces.
+	i := bytes.LastIndexByte(b, ')')
+	fields := strings.Fields(string(b[i+1:]))
+	if i < 0 || len(fields) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: too few fields", pid)
+	}
+	var ticks int64
+	for _, f := range fields[11:13] { // utime, stime: the stat's 14th and 15th fields
+		n, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * time.Second / userHZ, nil
+}

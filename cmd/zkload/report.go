@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -47,7 +48,15 @@ func writeReport(w io.Writer, picked []scenario, targets []target, res results, 
 			fmt.Fprintf(w, "| %s |\n", strings.Join(row, " | "))
 		}
 		if len(sc.sizes) > 1 {
-			fmt.Fprintf(w, "\n%s\n", growth(sc, targets, res))
+			fmt.Fprintf(w, "\n%s\n", growth(sc, sc.metrics[0], targets, res))
+			if i := slices.IndexFunc(sc.metrics, func(m metric) bool { return m.name == cpuMetric }); i >= 0 {
+				for ti := range targets {
+					if res.median(sc.name, cpuMetric, 0, ti) > 0 { // some target has a -pid
+						fmt.Fprintf(w, "\n%s\n", growth(sc, sc.metrics[i], targets, res))
+						break
+					}
+				}
+			}
 		}
 		if plots != "" {
 			fmt.Fprintf(w, "\n![%s](%s)\n", sc.name, filepath.ToSlash(filepath.Join(plots, plotFile(sc))))
@@ -67,10 +76,10 @@ func ratio(m metric, a, b float64) string {
 	return fmt.Sprintf("%.1f×", r)
 }
 
-// growth says how each target's cost on the headline metric grew from the
-// smallest size to the largest, against the least it must grow.
-func growth(sc scenario, targets []target, res results) string {
-	m := sc.metrics[0]
+// growth says how each target's cost on metric m (the headline's, or the
+// server's CPU time per operation) grew from the smallest size to the
+// largest, against the least it must grow. Targets without m are left out.
+func growth(sc scenario, m metric, targets []target, res results) string {
 	first, last := sc.sizes[0], sc.sizes[len(sc.sizes)-1]
 	scale := float64(last) / float64(first)
 	must := math.Pow(scale, sc.grows)

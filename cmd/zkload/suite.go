@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -35,6 +36,8 @@ type metric struct {
 
 func (m metric) format(v float64) string {
 	switch {
+	case v < 0:
+		return "-" // not measured
 	case v >= 100:
 		return strconv.FormatFloat(v, 'f', 0, 64)
 	case v >= 10:
@@ -47,8 +50,14 @@ func (m metric) format(v float64) string {
 // suiteParams are the settings the suite's scenarios share.
 type suiteParams struct {
 	duration, warmup time.Duration
-	rounds           int // fan-out rounds per measurement
+	rounds           int            // fan-out rounds per measurement
+	pids             map[string]int // by address: the processes whose CPU the pipelined scenarios measure
 }
+
+// cpuMetric is a pipelined scenario's server CPU time per operation,
+// measured for the targets given a -pid: a cost that does not depend on
+// whether the server was busy all the time (a rate alone does not say).
+const cpuMetric = "server µs/op"
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
@@ -58,17 +67,35 @@ func scenarios(p suiteParams) []scenario {
 	// rate (times per, for multis counting sub-ops) and latencies.
 	pipelined := func(cfg loadgen.Config, per float64) (map[string]float64, error) {
 		cfg.Duration, cfg.Warmup = p.duration, p.warmup
+		var cpu time.Duration
+		var cpuErr error
+		if pid, ok := p.pids[cfg.Addr]; ok {
+			cfg.Window = func() func() {
+				before, err := processCPU(pid)
+				return func() {
+					after, err2 := processCPU(pid)
+					cpu, cpuErr = after-before, errors.Join(err, err2)
+				}
+			}
+		}
 		res, err := measure(cfg)
+		if err == nil {
+			err = cpuErr
+		}
 		if err != nil {
 			return nil, err
 		}
-		return map[string]float64{
+		m := map[string]float64{
 			"ops/s":  res.OpsPerSec() * per,
 			"p50 ms": ms(res.Percentile(0.5)),
 			"p99 ms": ms(res.Percentile(0.99)),
-		}, nil
+		}
+		if cfg.Window != nil && res.Ops > 0 {
+			m[cpuMetric] = float64(cpu.Microseconds()) / (float64(res.Ops) * per)
+		}
+		return m, nil
 	}
-	rate := []metric{{"ops/s", true}, {"p50 ms", false}, {"p99 ms", false}}
+	rate := []metric{{"ops/s", true}, {"p50 ms", false}, {"p99 ms", false}, {cpuMetric, false}}
 	return []scenario{{
 		name: "getChildren", grows: 1, title: "getChildren of one node, 4 sessions x 4 in flight", size: "children",
 		sizes: []int{1000, 10000, 100000}, metrics: rate,
@@ -220,7 +247,9 @@ func runSuite(picked []scenario, targets []target, rounds int, progress io.Write
 					fmt.Fprintf(progress, "[%d/%d %s] round %d/%d %s %d %s:", done, total,
 						time.Since(start).Round(time.Second), r+1, rounds, sc.name, size, t.name)
 					for _, mt := range sc.metrics {
-						fmt.Fprintf(progress, " %s %s", mt.name, mt.format(m[mt.name]))
+						if v, ok := m[mt.name]; ok {
+							fmt.Fprintf(progress, " %s %s", mt.name, mt.format(v))
+						}
 					}
 					fmt.Fprintln(progress)
 				}
@@ -231,10 +260,16 @@ func runSuite(picked []scenario, targets []target, rounds int, progress io.Write
 }
 
 // median returns the median over rounds of one metric.
+// It is -1 if no round measured it (a metric some targets lack).
 func (r results) median(sc, metric string, size, target int) float64 {
 	var v []float64
 	for _, m := range r[sc][size][target] {
-		v = append(v, m[metric])
+		if x, ok := m[metric]; ok {
+			v = append(v, x)
+		}
+	}
+	if len(v) == 0 {
+		return -1
 	}
 	return medianOf(v)
 }

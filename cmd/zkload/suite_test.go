@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -24,7 +25,9 @@ func TestSuite(t *testing.T) {
 	dir := t.TempDir()
 	report := filepath.Join(dir, "suite.md")
 	var stdout, stderr bytes.Buffer
-	code := run([]string{"-target", "a=" + addr, "-target", "b=" + addr, "-suite", "all", "-runs", "1", "-duration", "200ms", "-warmup", "50ms",
+	// a's server CPU is this process's (the test's server is in it); b has no -pid.
+	code := run([]string{"-target", "a=" + addr, "-target", "b=" + addr, "-pid", "a=" + strconv.Itoa(os.Getpid()),
+		"-suite", "all", "-runs", "1", "-duration", "200ms", "-warmup", "50ms",
 		"-fanout-rounds", "2", "-sizes", "getChildren=5,50;fanout=5,20;storm=10;multi=3,10;mix=2,4;locks=1,2",
 		"-report", report, "-plots", filepath.Join(dir, "plots")}, &stdout, &stderr)
 	require.Equal(t, 0, code, stderr.String())
@@ -41,6 +44,8 @@ func TestSuite(t *testing.T) {
 	assert.Contains(t, text, "| ops/s a | ops/s b | × b |", "a ratio column")
 	assert.Regexp(t, `\n\| 50 \| \d+ \| \d+ \| \d+\.\d× \|`, text, "a row per size")
 	assert.Contains(t, text, "From 5 to 50 children (×10), cost per operation grew: a ×")
+	assert.Regexp(t, `\| server µs/op a \| server µs/op b \| × b \|`, text)
+	assert.Regexp(t, `From 2 to 4 sessions \(×2\), server µs/op grew: a ×\d`, text, "the mix's CPU growth")
 	// Progress: one line per measurement, counted.
 	assert.Equal(t, 22, strings.Count(stderr.String(), "\n"), stderr.String())
 	assert.Contains(t, stderr.String(), "[22/22 ")
@@ -68,4 +73,23 @@ func TestMixWritePercent(t *testing.T) {
 	var stderr bytes.Buffer
 	assert.Equal(t, 2, run([]string{"-embedded", "-ops", "mix", "-write-percent", "101"}, io.Discard, &stderr))
 	assert.Contains(t, stderr.String(), "-write-percent must be 0 to 100")
+}
+
+// The server CPU column holds "-" for a target measured without a -pid,
+// and the CPU growth line names only the targets that have it.
+func TestReport_CPUWhereMeasured(t *testing.T) {
+	sc := scenario{name: "mix", title: "t", size: "sessions", sizes: []int{8, 64},
+		metrics: []metric{{"ops/s", true}, {cpuMetric, false}}}
+	targets := []target{{"a", "x:1"}, {"b", "x:2"}}
+	res := results{"mix": {
+		{{{"ops/s": 100, cpuMetric: 5}}, {{"ops/s": 50}}},
+		{{{"ops/s": 80, cpuMetric: 6}}, {{"ops/s": 40}}},
+	}}
+	var b strings.Builder
+	writeReport(&b, []scenario{sc}, targets, res, 1, "")
+	text := b.String()
+	assert.Contains(t, text, "| 8 | 100 | 50.0 | 2.0× | 5.00 | - | - |")
+	assert.Contains(t, text, "| 64 | 80.0 | 40.0 | 2.0× | 6.00 | - | - |")
+	assert.Contains(t, text, "server µs/op grew: a ×1.20 (flat); the least")
+	assert.Contains(t, text, "cost per operation grew: a ×1.25 (flat), b ×1.25 (flat)")
 }

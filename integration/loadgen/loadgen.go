@@ -56,6 +56,10 @@ type Config struct {
 	MultiOps int
 	// WritePercent is the share of setData in OpMix, 0 to 100.
 	WritePercent int
+	// Window, if set, is called as the measured time begins, and the
+	// function it returns as it ends: to measure something else over the
+	// same time (a server's CPU use).
+	Window func() (end func())
 }
 
 // Result is a run's measurements.
@@ -106,6 +110,14 @@ func Run(cfg Config) (*Result, error) {
 	var wg sync.WaitGroup
 	for i, s := range sessions {
 		wg.Go(func() { results[i], errs[i] = s.run(cfg, i, measureFrom, end) })
+	}
+	if cfg.Window != nil {
+		wg.Go(func() {
+			time.Sleep(time.Until(measureFrom)) // a point in time to measure at, not a wait for anything
+			ended := cfg.Window()
+			time.Sleep(time.Until(end))
+			ended()
+		})
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {

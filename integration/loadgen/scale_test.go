@@ -34,6 +34,33 @@ func TestRunWorkloads(t *testing.T) {
 	}
 }
 
+// Window is called once as the measured time begins, and what it returns
+// once as it ends, before Run returns, with the server's zxid (its
+// writes) moving on in between.
+func TestRun_Window(t *testing.T) {
+	srv := servertest.NewServer(t)
+	root, err := loadgen.NewRoot(srv.ConnectString())
+	require.NoError(t, err)
+	var begun, ended int
+	var zxids [2]int64
+	res, err := loadgen.Run(loadgen.Config{Addr: srv.ConnectString(), Root: root, Op: loadgen.OpSetData,
+		Sessions: 1, InFlight: 4, Warmup: 20 * time.Millisecond, Duration: 100 * time.Millisecond,
+		Window: func() func() {
+			begun++
+			zxids[0] = srv.FSM().LastZxid()
+			return func() {
+				ended++
+				zxids[1] = srv.FSM().LastZxid()
+			}
+		}})
+	require.NoError(t, err)
+	assert.Equal(t, 1, begun)
+	assert.Equal(t, 1, ended)
+	assert.Positive(t, res.Ops)
+	assert.Greater(t, zxids[1], zxids[0], "writes within the window")
+	require.NoError(t, loadgen.RemoveRoot(srv.ConnectString(), root))
+}
+
 // TestFanOut: every watcher is told of each round's change, and the
 // delays are sorted.
 func TestFanOut(t *testing.T) {
