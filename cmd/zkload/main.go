@@ -13,6 +13,10 @@
 //
 //	zkload -target zkraft=127.0.0.1:22181 -target zk=127.0.0.1:12181 \
 //	    -suite all -runs 3 -report suite.md -plots docs
+//
+// Given -pid name=PID for a target, the suite also reports that server's
+// CPU time per operation in the pipelined scenarios (getChildren, multi,
+// mix), read from /proc over the measured time.
 package main
 
 import (
