@@ -95,7 +95,10 @@ func scenarios(p suiteParams) []scenario {
 		}
 		return m, nil
 	}
-	rate := []metric{{"ops/s", true}, {"p50 ms", false}, {"p99 ms", false}, {cpuMetric, false}}
+	rate := []metric{{"ops/s", true}, {"p50 ms", false}, {"p99 ms", false}}
+	if len(p.pids) > 0 { // no column of dashes when no target has a -pid
+		rate = append(rate, metric{cpuMetric, false})
+	}
 	return []scenario{{
 		name: "getChildren", grows: 1, title: "getChildren of one node, 4 sessions x 4 in flight", size: "children",
 		sizes: []int{1000, 10000, 100000}, metrics: rate,
