@@ -35,7 +35,11 @@ import (
 	"github.com/zkraft/zkraft/server"
 )
 
-type target struct{ name, addr string }
+// target is a server to measure; pid is its process (-pid), 0 if not given.
+type target struct {
+	name, addr string
+	pid        int
+}
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
@@ -50,7 +54,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if !ok {
 			name, addr = v, v
 		}
-		targets = append(targets, target{name, addr})
+		targets = append(targets, target{name: name, addr: addr})
 		return nil
 	})
 	embedded := fs.Bool("embedded", false, "also measure an in-process, in-memory zkraft")
@@ -113,7 +117,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		defer srv.Close()
-		targets = append([]target{{"zkraft", srv.ConnectString()}}, targets...)
+		targets = append([]target{{name: "zkraft", addr: srv.ConnectString()}}, targets...)
 	}
 	if len(targets) == 0 {
 		fmt.Fprintln(stderr, "zkload: give -embedded or at least one -target")
@@ -123,13 +127,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		defer writeHeapProfile(*memprofile, stderr)
 	}
 	if *suite != "" {
-		byAddr := map[string]int{}
-		for _, t := range targets {
-			if pid, ok := pids[t.name]; ok {
-				byAddr[t.addr] = pid
-			}
+		cpu := false
+		for i, t := range targets {
+			targets[i].pid, cpu = pids[t.name], cpu || pids[t.name] != 0
 		}
-		return runSuiteCommand(*suite, *sizes, *report, *plots, suiteParams{cfg.Duration, cfg.Warmup, *fanoutRounds, byAddr},
+		return runSuiteCommand(*suite, *sizes, *report, *plots, suiteParams{cfg.Duration, cfg.Warmup, *fanoutRounds, cpu},
 			targets, *runs, stdout, stderr)
 	}
 	if *hold != "" {

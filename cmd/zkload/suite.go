@@ -24,7 +24,7 @@ type scenario struct {
 	// server did the least work it must: 0 flat, 1 in proportion.
 	grows   float64
 	metrics []metric
-	run     func(addr string, size int) (map[string]float64, error)
+	run     func(t target, size int) (map[string]float64, error)
 }
 
 // metric is one figure a scenario reports; the first of a scenario is its
@@ -50,8 +50,8 @@ func (m metric) format(v float64) string {
 // suiteParams are the settings the suite's scenarios share.
 type suiteParams struct {
 	duration, warmup time.Duration
-	rounds           int            // fan-out rounds per measurement
-	pids             map[string]int // by address: the processes whose CPU the pipelined scenarios measure
+	rounds           int  // fan-out rounds per measurement
+	cpu              bool // some target has a -pid: the pipelined scenarios report its CPU
 }
 
 // cpuMetric is a pipelined scenario's server CPU time per operation,
@@ -65,11 +65,11 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 func scenarios(p suiteParams) []scenario {
 	// pipelined runs a loadgen workload under a fresh root and reports its
 	// rate (times per, for multis counting sub-ops) and latencies.
-	pipelined := func(cfg loadgen.Config, per float64) (map[string]float64, error) {
+	pipelined := func(cfg loadgen.Config, pid int, per float64) (map[string]float64, error) {
 		cfg.Duration, cfg.Warmup = p.duration, p.warmup
 		var cpu time.Duration
 		var cpuErr error
-		if pid, ok := p.pids[cfg.Addr]; ok {
+		if pid != 0 {
 			cfg.Window = func() func() {
 				before, err := processCPU(pid)
 				return func() {
@@ -96,14 +96,14 @@ func scenarios(p suiteParams) []scenario {
 		return m, nil
 	}
 	rate := []metric{{"ops/s", true}, {"p50 ms", false}, {"p99 ms", false}}
-	if len(p.pids) > 0 { // no column of dashes when no target has a -pid
+	if p.cpu { // no column of dashes when no target has a -pid
 		rate = append(rate, metric{cpuMetric, false})
 	}
 	return []scenario{{
 		name: "getChildren", grows: 1, title: "getChildren of one node, 4 sessions x 4 in flight", size: "children",
 		sizes: []int{1000, 10000, 100000}, metrics: rate,
-		run: func(addr string, n int) (map[string]float64, error) {
-			return pipelined(loadgen.Config{Addr: addr, Op: loadgen.OpGetChildren, Sessions: 4, InFlight: 4, Children: n}, 1)
+		run: func(t target, n int) (map[string]float64, error) {
+			return pipelined(loadgen.Config{Addr: t.addr, Op: loadgen.OpGetChildren, Sessions: 4, InFlight: 4, Children: n}, t.pid, 1)
 		},
 	}, {
 		name: "fanout", grows: 1, title: "one setData notifying every session watching the node; time from the setData to the notifications",
@@ -146,14 +146,14 @@ func scenarios(p suiteParams) []scenario {
 	}, {
 		name: "multi", grows: 0, title: "multi of N setData (32 bytes) on the session's own nodes, 8 sessions x 8 in flight; ops/s counts sub-ops",
 		size: "ops per multi", sizes: []int{3, 10, 100}, metrics: rate,
-		run: func(addr string, n int) (map[string]float64, error) {
-			return pipelined(loadgen.Config{Addr: addr, Op: loadgen.OpMulti, Sessions: 8, InFlight: 8, MultiOps: n}, float64(n))
+		run: func(t target, n int) (map[string]float64, error) {
+			return pipelined(loadgen.Config{Addr: t.addr, Op: loadgen.OpMulti, Sessions: 8, InFlight: 8, MultiOps: n}, t.pid, float64(n))
 		},
 	}, {
 		name: "mix", grows: 0, title: "90% getData, 10% setData of 1 KiB on each session's node, 8 in flight per session",
 		size: "sessions", sizes: []int{8, 64, 512}, metrics: rate,
-		run: func(addr string, n int) (map[string]float64, error) {
-			return pipelined(loadgen.Config{Addr: addr, Op: loadgen.OpMix, Sessions: n, InFlight: 8, Size: 1024, WritePercent: 10}, 1)
+		run: func(t target, n int) (map[string]float64, error) {
+			return pipelined(loadgen.Config{Addr: t.addr, Op: loadgen.OpMix, Sessions: n, InFlight: 8, Size: 1024, WritePercent: 10}, t.pid, 1)
 		},
 	}, {
 		name: "locks", grows: 0, title: "lockrecipe.Mutex handoffs, each contender its own go-zookeeper session looping on Lock and Unlock",
@@ -241,7 +241,7 @@ func runSuite(picked []scenario, targets []target, rounds int, progress io.Write
 				for k := range targets {
 					ti := (k + r) % len(targets)
 					t := targets[ti]
-					m, err := sc.run(t.addr, size)
+					m, err := sc.run(t, size)
 					if err != nil {
 						return nil, fmt.Errorf("%s %d on %s: %w", sc.name, size, t.name, err)
 					}
@@ -291,8 +291,9 @@ func medianOf(v []float64) float64 {
 
 // underRoot makes a scenario's run that works under a fresh root, removed
 // afterwards.
-func underRoot(run func(addr, root string, size int) (map[string]float64, error)) func(string, int) (map[string]float64, error) {
-	return func(addr string, size int) (map[string]float64, error) {
+func underRoot(run func(addr, root string, size int) (map[string]float64, error)) func(target, int) (map[string]float64, error) {
+	return func(t target, size int) (map[string]float64, error) {
+		addr := t.addr
 		root, err := loadgen.NewRoot(addr)
 		if err != nil {
 			return nil, err

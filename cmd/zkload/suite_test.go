@@ -25,7 +25,7 @@ func TestSuite(t *testing.T) {
 	dir := t.TempDir()
 	report := filepath.Join(dir, "suite.md")
 	var stdout, stderr bytes.Buffer
-	// a's server CPU is this process's (the test's server is in it); b has no -pid.
+	// a's server CPU is this process's (the test's server is in it); b, on the same address, has no -pid.
 	code := run([]string{"-target", "a=" + addr, "-target", "b=" + addr, "-pid", "a=" + strconv.Itoa(os.Getpid()),
 		"-suite", "all", "-runs", "1", "-duration", "200ms", "-warmup", "50ms",
 		"-fanout-rounds", "2", "-sizes", "getChildren=5,50;fanout=5,20;storm=10;multi=3,10;mix=2,4;locks=1,2",
@@ -45,6 +45,7 @@ func TestSuite(t *testing.T) {
 	assert.Regexp(t, `\n\| 50 \| \d+ \| \d+ \| \d+\.\d× \|`, text, "a row per size")
 	assert.Contains(t, text, "From 5 to 50 children (×10), cost per operation grew: a ×")
 	assert.Regexp(t, `\| server µs/op a \| server µs/op b \| × b \|`, text)
+	assert.Regexp(t, `\n\| 4 \|( [^|]+ \|){9} \d+\.\d+ \| - \| - \|`, text, "the mix's CPU: a's, none for b")
 	assert.Regexp(t, `From 2 to 4 sessions \(×2\), server µs/op grew: a ×\d`, text, "the mix's CPU growth")
 	// Progress: one line per measurement, counted.
 	assert.Equal(t, 22, strings.Count(stderr.String(), "\n"), stderr.String())
@@ -80,7 +81,7 @@ func TestMixWritePercent(t *testing.T) {
 func TestReport_CPUWhereMeasured(t *testing.T) {
 	sc := scenario{name: "mix", title: "t", size: "sessions", sizes: []int{8, 64},
 		metrics: []metric{{"ops/s", true}, {cpuMetric, false}}}
-	targets := []target{{"a", "x:1"}, {"b", "x:2"}}
+	targets := []target{{name: "a", addr: "x:1"}, {name: "b", addr: "x:2"}}
 	res := results{"mix": {
 		{{{"ops/s": 100, cpuMetric: 5}}, {{"ops/s": 50}}},
 		{{{"ops/s": 80, cpuMetric: 6}}, {{"ops/s": 40}}},
