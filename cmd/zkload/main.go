@@ -16,13 +16,17 @@
 //
 // Given -pid name=PID for a target, the suite also reports that server's
 // CPU time per operation in the pipelined scenarios (getChildren, multi,
-// mix), read from /proc over the measured time.
+// mix), read from /proc over the measured time. A -pid is one process, so
+// it is refused for a target of several addresses (a cluster).
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
@@ -80,18 +84,28 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fanoutRounds := fs.Int("fanout-rounds", 5, "with -suite, changes per fan-out measurement (the median is taken)")
 	hold := fs.String("hold", "", "instead of -ops, hold watches=N (one session) or sessions=N and report memory for each")
 	pids := map[string]int{}
-	fs.Func("pid", "name=PID: the process of -target name, whose memory -fill and -hold measure (a JVM's live heap through jcmd), "+
+	fs.Func("pid", "name=PID: the process of -target name (of one address), whose memory -fill and -hold measure (a JVM's live heap through jcmd), "+
 		"and whose CPU time per operation -suite reports for getChildren, multi and mix", func(v string) error {
 		name, p, _ := strings.Cut(v, "=")
 		pid, err := strconv.Atoi(p)
+		if err != nil || pid <= 0 {
+			return fmt.Errorf("want name=PID, PID a process id")
+		}
 		pids[name] = pid
-		return err
+		return nil
 	})
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	if cfg.WritePercent < 0 || cfg.WritePercent > 100 {
 		fmt.Fprintln(stderr, "zkload: -write-percent must be 0 to 100")
+		return 2
+	}
+	if *embedded { // its address is known once it has started, below
+		targets = append([]target{{name: embeddedName}}, targets...)
+	}
+	if err := checkPids(pids, targets); err != nil {
+		fmt.Fprintln(stderr, "zkload:", err)
 		return 2
 	}
 	if *cpuprofile != "" {
@@ -117,7 +131,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		defer srv.Close()
-		targets = append([]target{{name: "zkraft", addr: srv.ConnectString()}}, targets...)
+		targets[0].addr = srv.ConnectString()
 	}
 	if len(targets) == 0 {
 		fmt.Fprintln(stderr, "zkload: give -embedded or at least one -target")
@@ -172,6 +186,33 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return 0
+}
+
+// embeddedName is the target name of the -embedded server.
+const embeddedName = "zkraft"
+
+// checkPids refuses a -pid that names no target, or whose target is a
+// cluster (the pid is one member's process, while the load and its
+// operations are spread over all of them), and reads each pid's CPU time
+// once, so that a wrong pid fails before any load runs.
+func checkPids(pids map[string]int, targets []target) error {
+	for _, name := range slices.Sorted(maps.Keys(pids)) {
+		pid := pids[name]
+		i := slices.IndexFunc(targets, func(t target) bool { return t.name == name })
+		if i < 0 {
+			return fmt.Errorf("-pid %s=%d: no target is named %s", name, pid, name)
+		}
+		if n := strings.Count(targets[i].addr, ",") + 1; n > 1 {
+			return fmt.Errorf("-pid %s=%d: target %s has %d addresses; a -pid is one process, give it for a target of one address",
+				name, pid, name, n)
+		}
+		if _, err := processCPU(pid); errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("-pid %s=%d: no such process", name, pid)
+		} else if err != nil {
+			return fmt.Errorf("-pid %s=%d: %w", name, pid, err)
+		}
+	}
+	return nil
 }
 
 // row is one measurement as printed.

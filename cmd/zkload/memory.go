@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -268,19 +269,32 @@ func processCPU(pid int) (time.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
+	ticks, err := statTicks(b)
+	if err != nil {
+		return 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
+	}
+	return time.Duration(ticks) * time.Second / userHZ, nil
+}
+
+// statTicks returns utime plus stime, in clock ticks, from the text of a
+// /proc/<pid>/stat.
+func statTicks(b []byte) (int64, error) {
 	// The command name, second, is in parentheses and may hold spaces.
 	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, errors.New("no command name")
+	}
 	fields := strings.Fields(string(b[i+1:]))
-	if i < 0 || len(fields) < 13 {
-		return 0, fmt.Errorf("/proc/%d/stat: too few fields", pid)
+	if len(fields) < 13 {
+		return 0, errors.New("too few fields")
 	}
 	var ticks int64
 	for _, f := range fields[11:13] { // utime, stime: the stat's 14th and 15th fields
 		n, err := strconv.ParseInt(f, 10, 64)
 		if err != nil {
-			return 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
+			return 0, err
 		}
 		ticks += n
 	}
-	return time.Duration(ticks) * time.Second / userHZ, nil
+	return ticks, nil
 }

@@ -16,9 +16,11 @@ import (
 )
 
 // writeReport writes the suite's results as Markdown: per scenario a table
-// of the medians over rounds, each metric for each target and how many
-// times better the first target did than each other one, then how the
-// headline metric's cost grew with the size, and the plot if there is one.
+// of the medians over rounds, each metric for each target ("-" where a
+// target lacks it) and how many times better the first target did than
+// each other one, then how the headline metric's cost grew with the size,
+// and the server's CPU time per operation where it was measured, and the
+// plot if there is one.
 func writeReport(w io.Writer, picked []scenario, targets []target, res results, rounds int, plots string) {
 	fmt.Fprintf(w, "Medians of %d rounds, the servers measured in turn within each round. ", rounds)
 	fmt.Fprintf(w, "A ratio is how many times better %s did than the other: its rate divided by the other's, "+
@@ -38,24 +40,32 @@ func writeReport(w io.Writer, picked []scenario, targets []target, res results, 
 		for si, size := range sc.sizes {
 			row := []string{fmt.Sprint(size)}
 			for _, m := range sc.metrics {
+				meds := make([]float64, len(targets))
+				have := make([]bool, len(targets))
 				for ti := range targets {
-					row = append(row, m.format(res.median(sc.name, m.name, si, ti)))
+					meds[ti], have[ti] = res.median(sc.name, m.name, si, ti)
+					cell := "-"
+					if have[ti] {
+						cell = m.format(meds[ti])
+					}
+					row = append(row, cell)
 				}
-				for ti := range targets[1:] {
-					row = append(row, ratio(m, res.median(sc.name, m.name, si, 0), res.median(sc.name, m.name, si, ti+1)))
+				for ti := 1; ti < len(targets); ti++ {
+					cell := "-"
+					if have[0] && have[ti] {
+						cell = ratio(m, meds[0], meds[ti])
+					}
+					row = append(row, cell)
 				}
 			}
 			fmt.Fprintf(w, "| %s |\n", strings.Join(row, " | "))
 		}
-		if len(sc.sizes) > 1 {
-			fmt.Fprintf(w, "\n%s\n", growth(sc, sc.metrics[0], targets, res))
-			if i := slices.IndexFunc(sc.metrics, func(m metric) bool { return m.name == cpuMetric }); i >= 0 {
-				for ti := range targets {
-					if res.median(sc.name, cpuMetric, 0, ti) > 0 { // some target has a -pid
-						fmt.Fprintf(w, "\n%s\n", growth(sc, sc.metrics[i], targets, res))
-						break
-					}
-				}
+		if line, ok := growth(sc, sc.metrics[0], targets, res); ok {
+			fmt.Fprintf(w, "\n%s\n", line)
+		}
+		if i := slices.IndexFunc(sc.metrics, func(m metric) bool { return m.name == cpuMetric }); i >= 0 {
+			if line, ok := growth(sc, sc.metrics[i], targets, res); ok {
+				fmt.Fprintf(w, "\n%s\n", line)
 			}
 		}
 		if plots != "" {
@@ -64,7 +74,8 @@ func writeReport(w io.Writer, picked []scenario, targets []target, res results, 
 	}
 }
 
-// ratio says how many times better a did than b on metric m.
+// ratio says how many times better a did than b on metric m; "-" where
+// either is not positive.
 func ratio(m metric, a, b float64) string {
 	if a <= 0 || b <= 0 {
 		return "-"
@@ -77,18 +88,47 @@ func ratio(m metric, a, b float64) string {
 }
 
 // growth says how each target's cost on metric m (the headline's, or the
-// server's CPU time per operation) grew from the smallest size to the
-// largest, against the least it must grow. Targets without m are left out.
-func growth(sc scenario, m metric, targets []target, res results) string {
-	first, last := sc.sizes[0], sc.sizes[len(sc.sizes)-1]
+// server's CPU time per operation) grew with the size, against the least
+// it must grow. It takes the first and the last size at which every
+// target that has m measured a positive median (the CPU time, counted in
+// 10 ms clock ticks, can be 0 at a small size); targets without m are
+// left out. ok is false, and there is no line, with fewer than two such
+// sizes.
+func growth(sc scenario, m metric, targets []target, res results) (line string, ok bool) {
+	var measured []int // the targets that have m
+	for ti := range targets {
+		for si := range sc.sizes {
+			if _, ok := res.median(sc.name, m.name, si, ti); ok {
+				measured = append(measured, ti)
+				break
+			}
+		}
+	}
+	lo, hi := -1, -1
+	for si := range sc.sizes {
+		positive := true
+		for _, ti := range measured {
+			if v, ok := res.median(sc.name, m.name, si, ti); !ok || v <= 0 {
+				positive = false
+			}
+		}
+		if positive {
+			if lo < 0 {
+				lo = si
+			}
+			hi = si
+		}
+	}
+	if len(measured) == 0 || lo == hi {
+		return "", false
+	}
+	first, last := sc.sizes[lo], sc.sizes[hi]
 	scale := float64(last) / float64(first)
 	must := math.Pow(scale, sc.grows)
 	var parts []string
-	for ti, t := range targets {
-		a, b := res.median(sc.name, m.name, 0, ti), res.median(sc.name, m.name, len(sc.sizes)-1, ti)
-		if a <= 0 || b <= 0 {
-			continue
-		}
+	for _, ti := range measured {
+		a, _ := res.median(sc.name, m.name, lo, ti)
+		b, _ := res.median(sc.name, m.name, hi, ti)
 		g := b / a
 		if m.higher {
 			g = a / b // time per operation
@@ -100,14 +140,14 @@ func growth(sc scenario, m metric, targets []target, res results) string {
 		case sc.grows == 0 && g < 1.5:
 			verdict = "flat"
 		}
-		parts = append(parts, fmt.Sprintf("%s ×%.2f (%s)", t.name, g, verdict))
+		parts = append(parts, fmt.Sprintf("%s ×%.2f (%s)", targets[ti].name, g, verdict))
 	}
 	what := "cost per operation"
 	if !m.higher {
 		what = m.name
 	}
 	return fmt.Sprintf("From %d to %d %s (×%.3g), %s grew: %s; the least it must grow is ×%.3g.",
-		first, last, sc.size, scale, what, strings.Join(parts, ", "), must)
+		first, last, sc.size, scale, what, strings.Join(parts, ", "), must), true
 }
 
 func plotFile(sc scenario) string { return "suite-" + sc.name + ".svg" }
@@ -140,11 +180,15 @@ func writePlots(dir string, picked []scenario, targets []target, res results) er
 		}
 		lo, hi := math.Inf(1), 0.0
 		for ti, t := range targets {
-			pts := make(plotter.XYs, len(sc.sizes))
+			var pts plotter.XYs // the sizes the target has the metric at
 			for si, size := range sc.sizes {
-				v := res.median(sc.name, m.name, si, ti)
-				pts[si] = plotter.XY{X: float64(size), Y: v}
-				lo, hi = min(lo, v), max(hi, v)
+				if v, ok := res.median(sc.name, m.name, si, ti); ok {
+					pts = append(pts, plotter.XY{X: float64(size), Y: v})
+					lo, hi = min(lo, v), max(hi, v)
+				}
+			}
+			if len(pts) == 0 {
+				continue
 			}
 			line, points, err := plotter.NewLinePoints(pts)
 			if err != nil {

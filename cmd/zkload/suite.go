@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -28,19 +29,19 @@ type scenario struct {
 }
 
 // metric is one figure a scenario reports; the first of a scenario is its
-// headline: plotted, and the one whose growth with size is judged.
+// headline, the one plotted. The report says how the headline grew with
+// the size, and the server's CPU time per operation where it was measured.
 type metric struct {
 	name   string
 	higher bool // more is better (a rate); otherwise a time, less is better
 }
 
+// format formats a measured value.
 func (m metric) format(v float64) string {
-	switch {
-	case v < 0:
-		return "-" // not measured
-	case v >= 100:
+	switch a := math.Abs(v); {
+	case a >= 100:
 		return strconv.FormatFloat(v, 'f', 0, 64)
-	case v >= 10:
+	case a >= 10:
 		return strconv.FormatFloat(v, 'f', 1, 64)
 	default:
 		return strconv.FormatFloat(v, 'f', 2, 64)
@@ -54,9 +55,10 @@ type suiteParams struct {
 	cpu              bool // some target has a -pid: the pipelined scenarios report its CPU
 }
 
-// cpuMetric is a pipelined scenario's server CPU time per operation,
-// measured for the targets given a -pid: a cost that does not depend on
-// whether the server was busy all the time (a rate alone does not say).
+// cpuMetric is a pipelined scenario's server CPU time per operation (per
+// sub-op for multi, as its ops/s counts them), measured for the targets
+// given a -pid: a cost that does not depend on whether the server was busy
+// all the time (a rate alone does not say).
 const cpuMetric = "server µs/op"
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
@@ -64,17 +66,20 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 // scenarios returns the suite, in the order it runs.
 func scenarios(p suiteParams) []scenario {
 	// pipelined runs a loadgen workload under a fresh root and reports its
-	// rate (times per, for multis counting sub-ops) and latencies.
+	// rate and latencies, and, given a pid, the server's CPU time per
+	// operation over the measured time; for both, a request counts as per
+	// operations (a multi as its sub-ops).
 	pipelined := func(cfg loadgen.Config, pid int, per float64) (map[string]float64, error) {
 		cfg.Duration, cfg.Warmup = p.duration, p.warmup
 		var cpu time.Duration
 		var cpuErr error
+		measured := false // the window ended: cpu is its CPU time
 		if pid != 0 {
 			cfg.Window = func() func() {
 				before, err := processCPU(pid)
 				return func() {
 					after, err2 := processCPU(pid)
-					cpu, cpuErr = after-before, errors.Join(err, err2)
+					cpu, cpuErr, measured = after-before, errors.Join(err, err2), true
 				}
 			}
 		}
@@ -90,7 +95,7 @@ func scenarios(p suiteParams) []scenario {
 			"p50 ms": ms(res.Percentile(0.5)),
 			"p99 ms": ms(res.Percentile(0.99)),
 		}
-		if cfg.Window != nil && res.Ops > 0 {
+		if measured && res.Ops > 0 {
 			m[cpuMetric] = float64(cpu.Microseconds()) / (float64(res.Ops) * per)
 		}
 		return m, nil
@@ -262,9 +267,9 @@ func runSuite(picked []scenario, targets []target, rounds int, progress io.Write
 	return res, nil
 }
 
-// median returns the median over rounds of one metric.
-// It is -1 if no round measured it (a metric some targets lack).
-func (r results) median(sc, metric string, size, target int) float64 {
+// median returns the median over rounds of one metric; ok is false if no
+// round measured it (a metric some targets lack).
+func (r results) median(sc, metric string, size, target int) (med float64, ok bool) {
 	var v []float64
 	for _, m := range r[sc][size][target] {
 		if x, ok := m[metric]; ok {
@@ -272,9 +277,9 @@ func (r results) median(sc, metric string, size, target int) float64 {
 		}
 	}
 	if len(v) == 0 {
-		return -1
+		return 0, false
 	}
-	return medianOf(v)
+	return medianOf(v), true
 }
 
 func medianOf(v []float64) float64 {

@@ -57,8 +57,10 @@ type Config struct {
 	// WritePercent is the share of setData in OpMix, 0 to 100.
 	WritePercent int
 	// Window, if set, is called as the measured time begins, and the
-	// function it returns as it ends: to measure something else over the
-	// same time (a server's CPU use).
+	// function it returns as it ends, or as the sessions end if they all
+	// end (fail) sooner; Window is not called at all if they end before
+	// the measured time begins. Both return before Run does. It measures
+	// something else over the same time (a server's CPU use).
 	Window func() (end func())
 }
 
@@ -111,15 +113,27 @@ func Run(cfg Config) (*Result, error) {
 	for i, s := range sessions {
 		wg.Go(func() { results[i], errs[i] = s.run(cfg, i, measureFrom, end) })
 	}
+	stopped := make(chan struct{}) // closed once every session has ended
+	var window sync.WaitGroup
 	if cfg.Window != nil {
-		wg.Go(func() {
-			time.Sleep(time.Until(measureFrom)) // a point in time to measure at, not a wait for anything
+		window.Go(func() {
+			// Points in time to measure at, or the sessions' end if sooner.
+			select {
+			case <-time.After(time.Until(measureFrom)):
+			case <-stopped:
+				return
+			}
 			ended := cfg.Window()
-			time.Sleep(time.Until(end))
+			select {
+			case <-time.After(time.Until(end)):
+			case <-stopped:
+			}
 			ended()
 		})
 	}
 	wg.Wait()
+	close(stopped)
+	window.Wait()
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}

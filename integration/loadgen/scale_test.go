@@ -44,7 +44,7 @@ func TestRun_Window(t *testing.T) {
 	var begun, ended int
 	var zxids [2]int64
 	res, err := loadgen.Run(loadgen.Config{Addr: srv.ConnectString(), Root: root, Op: loadgen.OpSetData,
-		Sessions: 1, InFlight: 4, Warmup: 20 * time.Millisecond, Duration: 100 * time.Millisecond,
+		Sessions: 1, InFlight: 4, Warmup: 20 * time.Millisecond, Duration: 300 * time.Millisecond,
 		Window: func() func() {
 			begun++
 			zxids[0] = srv.FSM().LastZxid()
@@ -59,6 +59,25 @@ func TestRun_Window(t *testing.T) {
 	assert.Positive(t, res.Ops)
 	assert.Greater(t, zxids[1], zxids[0], "writes within the window")
 	require.NoError(t, loadgen.RemoveRoot(srv.ConnectString(), root))
+}
+
+// A run whose sessions all fail ends then, not at the end of its measured
+// time, and the window it began ends with it: every create under a root
+// that does not exist is refused at once, and the minute is not waited out.
+func TestRun_WindowEndsWithRun(t *testing.T) {
+	srv := servertest.NewServer(t)
+	var begun, ended int
+	start := time.Now()
+	_, err := loadgen.Run(loadgen.Config{Addr: srv.ConnectString(), Root: "/no-such-root", Op: loadgen.OpCreate,
+		Sessions: 2, InFlight: 4, Duration: time.Minute,
+		Window: func() func() {
+			begun++
+			return func() { ended++ }
+		}})
+	require.Error(t, err)
+	assert.Less(t, time.Since(start), 30*time.Second, "the run waited for its measured time")
+	assert.LessOrEqual(t, begun, 1)
+	assert.Equal(t, begun, ended, "a window begun is ended before Run returns")
 }
 
 // TestFanOut: every watcher is told of each round's change, and the
