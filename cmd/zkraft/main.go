@@ -37,7 +37,7 @@ func main() {
 	}
 	if os.Getenv("GOGC") == "" {
 		// The collector's target follows the live heap (gctune.Default):
-		// GOGC=400 for a small server, near 40 for a million znodes, whose
+		// GOGC=400 for a small server, near 20 for a million znodes, whose
 		// tree the collector need not scan. Setting GOGC turns this off.
 		gctune.Start(gctune.Default)
 	}

@@ -26,11 +26,13 @@ type Policy struct {
 	MaxPercent int
 }
 
-// Default is the binary's policy: 64 MiB or a quarter of the live heap,
-// GOGC between 25 and 400. An idle or small server runs at GOGC=400, as
-// the binary always did; one holding a million znodes (about 165 MB) near
-// GOGC=40.
-var Default = Policy{Floor: 64 << 20, Divisor: 4, MinPercent: 25, MaxPercent: 400}
+// Default is the binary's policy: 32 MiB or an eighth of the live heap,
+// GOGC between 12 and 400. An idle or small server (8 MiB live) runs at
+// GOGC=400, as the binary always did; one holding a million znodes (about
+// 165 MB) near GOGC=20, whose headroom is then an eighth of its resident
+// memory rather than a third, with no change in its throughput or write
+// p99 (cmd/zkload/PERFORMANCE.md, 2026-11-28).
+var Default = Policy{Floor: 32 << 20, Divisor: 8, MinPercent: 12, MaxPercent: 400}
 
 // Percent returns the GOGC that p sets for a live heap of live bytes.
 func (p Policy) Percent(live uint64) int {

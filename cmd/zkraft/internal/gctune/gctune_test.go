@@ -19,10 +19,10 @@ func TestPolicy_Percent(t *testing.T) {
 	}{
 		{name: "nothing measured yet", live: 0, want: 400},
 		{name: "small heap: the most", live: 4 * mib, want: 400},
-		{name: "floor over the live heap", live: 64 * mib, want: 100},
-		{name: "a million znodes", live: 165 * mib, want: 38},
-		{name: "a quarter of a large heap", live: 2048 * mib, want: 25},
-		{name: "never under the least", live: 64 * 1024 * mib, want: 25},
+		{name: "floor over the live heap", live: 64 * mib, want: 50},
+		{name: "a million znodes", live: 165 * mib, want: 19},
+		{name: "an eighth of a large heap", live: 1024 * mib, want: 12},
+		{name: "never under the least", live: 64 * 1024 * mib, want: 12},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
