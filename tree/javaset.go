@@ -191,6 +191,9 @@ func (s *javaSet[E]) setState(next uint32, bits uint8) {
 	}
 }
 
+// restoreNames bounds the name array restoreMember makes a set at first.
+const restoreNames = 1 << 20
+
 // restoreMember inserts a name with its recorded sequence into a set whose
 // Java table size was restored with it: no resizing, and a table sized for
 // that table's capacity (three quarters of it, as Java's load factor) at
@@ -200,11 +203,16 @@ func (s *javaSet[E]) restoreMember(name string, e E, seq uint32) bool {
 		return false
 	}
 	if s.slots == nil {
+		expect := min(3<<s.bits/4, int(s.next)) // members the record's table had room for, at most
 		size := 8
-		for full(min(3<<s.bits/4, int(s.next))+1, size) {
+		for full(expect+1, size) {
 			size = size * 3 / 2
 		}
 		s.slots = newSlots[E](size)
+		// Names as long as the first for all of them (at most restoreNames
+		// bytes), rather than the array grown a quarter at a time, each
+		// time copied whole.
+		s.names = make([]byte, 0, min(expect*len(name), restoreNames)+16)
 	}
 	s.store(name, e, seq)
 	if s.bits < 6 {

@@ -1,7 +1,6 @@
 package tree
 
 import (
-	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -184,13 +183,14 @@ func appendRecord(b []byte, path []byte, acl []wire.ACL, r *record) []byte {
 	return b
 }
 
-// decodeRecord decodes a record, its path and its ACL list.
+// decodeRecord decodes a record, its path and its ACL list. The record's
+// data is a slice of src.
 func decodeRecord(src []byte) (string, []wire.ACL, record, error) {
 	d := wire.NewDecoder(src)
 	var r record
 	n := &r.n
 	path := d.String()
-	r.data = d.Buffer()
+	r.data = d.BufferAliasing() // the tree copies it into its own storage
 	acl := d.ACLs()
 	var ttl, owner int64
 	for _, v := range []*int64{&n.czxid, &n.mzxid, &r.pzxid, &n.ctime, &n.mtime, &ttl, &owner} {
@@ -227,9 +227,8 @@ func decodeRecord(src []byte) (string, []wire.ACL, record, error) {
 // them in its map's). A truncated or corrupt stream gives an error
 // wrapping ErrBadSnapshot (or the reader's error) and no tree.
 func Restore(r io.Reader) (*Tree, error) {
-	br := bufio.NewReaderSize(r, 256<<10)
 	hdr := make([]byte, len(snapshotMagic)+1+8)
-	if _, err := io.ReadFull(br, hdr); err != nil {
+	if _, err := io.ReadFull(r, hdr); err != nil {
 		return nil, fmt.Errorf("%w: header: %w", ErrBadSnapshot, err)
 	}
 	version := hdr[len(snapshotMagic)]
@@ -242,7 +241,7 @@ func Restore(r io.Reader) (*Tree, error) {
 		reapable:   make(map[string]struct{}),
 		acls:       newACLTable(),
 	}
-	fr := wire.NewFrameReader(br, maxSnapshotRecord)
+	fr := wire.NewFrameReaderSize(r, maxSnapshotRecord, 256<<10)
 	var err error
 	if version == 1 {
 		err = t.restoreVersion1(fr, count)
@@ -258,15 +257,25 @@ func Restore(r io.Reader) (*Tree, error) {
 	return t, nil
 }
 
+// restored is what the restore of one record tells its caller about the
+// node, by value: a record kept past restoreRecord would be allocated for
+// each of a million nodes.
+type restored struct {
+	path    string
+	id      nodeID
+	seq     uint32 // its place among its parent's children
+	hasKids bool
+}
+
 // restoreRecord makes the node of a snapshot's next record and indexes it.
-func (t *Tree) restoreRecord(fr *wire.FrameReader, i uint64) (string, nodeID, *record, error) {
+func (t *Tree) restoreRecord(fr *wire.FrameReader, i uint64) (restored, error) {
 	frame, err := fr.Next()
 	if err != nil {
-		return "", 0, nil, fmt.Errorf("%w: node %d: %w", ErrBadSnapshot, i, err)
+		return restored{}, fmt.Errorf("%w: node %d: %w", ErrBadSnapshot, i, err)
 	}
 	path, acl, rec, err := decodeRecord(frame)
 	if err != nil {
-		return "", 0, nil, fmt.Errorf("%w: node %d: %w", ErrBadSnapshot, i, err)
+		return restored{}, fmt.Errorf("%w: node %d: %w", ErrBadSnapshot, i, err)
 	}
 	id, n := t.restoredNode(&rec)
 	n.acl = t.acls.ref(acl)
@@ -274,7 +283,7 @@ func (t *Tree) restoreRecord(fr *wire.FrameReader, i uint64) (string, nodeID, *r
 	t.restoreIndex(path, &rec, n)
 	t.maxCzxid = max(t.maxCzxid, n.czxid)
 	t.dataSize += int64(len(path) + int(n.dataLen))
-	return path, id, &rec, nil
+	return restored{path: path, id: id, seq: rec.seq, hasKids: rec.hasKids()}, nil
 }
 
 // restoreRecords reads a version 2 snapshot's records, which come parents
@@ -289,10 +298,11 @@ func (t *Tree) restoreRecords(fr *wire.FrameReader, count uint64) error {
 	}
 	var stack []ancestor
 	for i := range count {
-		path, id, rec, err := t.restoreRecord(fr, i)
+		r, err := t.restoreRecord(fr, i)
 		if err != nil {
 			return err
 		}
+		path, id := r.path, r.id
 		if path == "/" {
 			if t.root != 0 {
 				return fmt.Errorf("%w: duplicate node /", ErrBadSnapshot)
@@ -311,10 +321,10 @@ func (t *Tree) restoreRecords(fr *wire.FrameReader, count uint64) error {
 		} else if parent = t.find(parentPath); parent == nil {
 			return fmt.Errorf("%w: %s has no parent before it", ErrBadSnapshot, path)
 		}
-		if !t.parentKids(parent).set.restoreMember(baseName(path), id, rec.seq) {
+		if !t.parentKids(parent).set.restoreMember(baseName(path), id, r.seq) {
 			return fmt.Errorf("%w: duplicate node %s", ErrBadSnapshot, path)
 		}
-		if rec.hasKids() {
+		if r.hasKids {
 			stack = append(stack, ancestor{path, id})
 		}
 	}
@@ -333,16 +343,17 @@ func (t *Tree) restoreVersion1(fr *wire.FrameReader, count uint64) error {
 	byPath := make(map[string]nodeID, min(count, 1<<20))
 	links := make([]link, 0, min(count, 1<<20))
 	for i := range count {
-		path, id, rec, err := t.restoreRecord(fr, i)
+		r, err := t.restoreRecord(fr, i)
 		if err != nil {
 			return err
 		}
+		path, id := r.path, r.id
 		byPath[path] = id
 		if len(byPath) != t.count {
 			return fmt.Errorf("%w: duplicate node %s", ErrBadSnapshot, path)
 		}
 		if path != "/" {
-			links = append(links, link{path, id, rec.seq})
+			links = append(links, link{path, id, r.seq})
 		}
 	}
 	if t.root = byPath["/"]; t.root == 0 {

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -330,4 +332,35 @@ func TestTree_RestoresVersion1(t *testing.T) {
 	require.NoError(t, err)
 	mustCheckAtEnd(t, restored)
 	mustSameTree(t, newRichTree(t), restored)
+}
+
+// TestTree_RestoresChildrenOfUnevenNames checks children whose names grow
+// longer than the first one restored, and a parent that lost most of its
+// children: a restored set's name array is sized from the first name and
+// grows as a live one does.
+func TestTree_RestoresChildrenOfUnevenNames(t *testing.T) {
+	tr := newTree(t)
+	zxid := int64(1)
+	mustCreatePath(t, tr, zxid, "/p", nil)
+	for i := range 300 {
+		zxid++
+		mustCreatePath(t, tr, zxid, fmt.Sprintf("/p/%s", strings.Repeat("n", 1+i%40)+fmt.Sprint(i)), []byte{byte(i)})
+	}
+	zxid++
+	mustCreatePath(t, tr, zxid, "/q", nil)
+	for i := range 200 {
+		zxid++
+		mustCreatePath(t, tr, zxid, fmt.Sprintf("/q/%d", i), nil)
+	}
+	for i := range 199 {
+		zxid++
+		require.Equal(t, wire.CodeOK, tr.Delete(newCtx(zxid), fmt.Sprintf("/q/%d", i), -1))
+	}
+	restored, _ := mustRoundTrip(t, tr)
+	mustSameTree(t, tr, restored)
+	zxid++
+	for _, x := range []*tree.Tree{tr, restored} {
+		mustCreatePath(t, x, zxid, "/p/"+strings.Repeat("m", 200), nil)
+	}
+	mustSameTree(t, tr, restored)
 }

@@ -55,6 +55,7 @@ type FrameReader struct {
 	max        int
 	buf        []byte // buf[start:end] holds bytes read but not yet returned; nil while idle (ReleaseIdle)
 	start, end int
+	size, kept int        // a new buffer's size, and the largest kept between frames
 	idle       IdleReader // see ReleaseIdle
 }
 
@@ -128,14 +129,22 @@ const (
 
 // NewFrameReader returns a FrameReader that refuses frames longer than max bytes.
 func NewFrameReader(r io.Reader, max int) *FrameReader {
-	return &FrameReader{r: r, max: max, buf: make([]byte, minFrameBuffer)}
+	return &FrameReader{r: r, max: max, buf: make([]byte, minFrameBuffer), size: minFrameBuffer, kept: keptFrameBuffer}
+}
+
+// NewFrameReaderSize returns a FrameReader that reads into a buffer of
+// size bytes and keeps it: for a long stream of small frames (a
+// snapshot's), read in few large reads straight from r, with no
+// buffered reader in between to copy them once more.
+func NewFrameReaderSize(r io.Reader, max, size int) *FrameReader {
+	return &FrameReader{r: r, max: max, buf: make([]byte, size), size: size, kept: size}
 }
 
 // NewIdleFrameReader returns a FrameReader that reads through idle from the
 // start (ReleaseIdle), holding no buffer until the first bytes come, and
 // through r for the rest of a frame they begin.
 func NewIdleFrameReader(r io.Reader, idle IdleReader, max int) *FrameReader {
-	return &FrameReader{r: r, max: max, idle: idle}
+	return &FrameReader{r: r, max: max, idle: idle, size: minFrameBuffer, kept: keptFrameBuffer}
 }
 
 // Buffered reports how many bytes have been read from the stream but not yet
@@ -190,9 +199,9 @@ func (fr *FrameReader) Next() ([]byte, error) {
 		if err := fr.readIdle(); err != nil {
 			return nil, err
 		}
-	case len(fr.buf) > keptFrameBuffer:
+	case len(fr.buf) > fr.kept:
 		// The last frame returned may still be in use: leave it its array.
-		fr.buf, fr.start, fr.end = make([]byte, minFrameBuffer), 0, 0
+		fr.buf, fr.start, fr.end = make([]byte, fr.size), 0, 0
 	}
 	if err := fr.fill(4); err != nil {
 		return nil, err

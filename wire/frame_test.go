@@ -195,3 +195,45 @@ func TestFrameReader_GivesUpRoomBetweenFrames(t *testing.T) {
 	require.ErrorIs(t, err, io.EOF)
 	require.LessOrEqual(t, len(fr.buf), keptFrameBuffer)
 }
+
+// TestFrameReaderSize_KeepsItsBuffer checks that a sized reader reads many
+// small frames into its one buffer, in reads of up to its size, and comes
+// back to that size after a frame larger than it.
+func TestFrameReaderSize_KeepsItsBuffer(t *testing.T) {
+	const size = 1 << 10
+	var stream []byte
+	for i := range 100 {
+		stream = append(stream, frameOf(bytes.Repeat([]byte{byte(i)}, 50))...)
+	}
+	large := bytes.Repeat([]byte{9}, 3*size)
+	stream = append(stream, frameOf(large)...)
+	stream = append(stream, frameOf([]byte("after"))...)
+	reads := &countingReader{r: bytes.NewReader(stream)}
+	fr := NewFrameReaderSize(reads, MaxBuffer, size)
+	for i := range 100 {
+		got, err := fr.Next()
+		require.NoError(t, err)
+		require.Equal(t, bytes.Repeat([]byte{byte(i)}, 50), got)
+		require.Len(t, fr.buf, size)
+	}
+	require.LessOrEqual(t, reads.n, 100*54/(size/2), "reads of the small frames")
+	got, err := fr.Next()
+	require.NoError(t, err)
+	require.Equal(t, large, got)
+	got, err = fr.Next()
+	require.NoError(t, err)
+	require.Equal(t, "after", string(got))
+	_, err = fr.Next()
+	require.ErrorIs(t, err, io.EOF)
+	require.Len(t, fr.buf, size)
+}
+
+type countingReader struct {
+	r io.Reader
+	n int
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	c.n++
+	return c.r.Read(p)
+}

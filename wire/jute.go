@@ -192,6 +192,17 @@ func (d *Decoder) Buffer() []byte {
 	return out
 }
 
+// BufferAliasing reads a jute buffer as Buffer does, but as a slice of the
+// input, for a caller that copies what it keeps before the input changes.
+func (d *Decoder) BufferAliasing() []byte {
+	n, null := d.length()
+	if null || d.err != nil {
+		return nil
+	}
+	b := d.take(n)
+	return b[:len(b):len(b)]
+}
+
 // String reads a jute ustring; null reads as "".
 func (d *Decoder) String() string { return string(d.StringBytes()) }
 

@@ -187,3 +187,16 @@ func TestDecoder_ACLsSharesTheOpenList(t *testing.T) {
 	require.Equal(t, ReadACLUnsafe, r.ACL)
 	require.NotSame(t, &ReadACLUnsafe[0], &r.ACL[0], "any other list is decoded")
 }
+
+func TestDecoder_BufferAliasing(t *testing.T) {
+	src := AppendBuffer(AppendBuffer(AppendBuffer(nil, []byte("data")), []byte{}), nil)
+	d := NewDecoder(src)
+	data, empty, null := d.BufferAliasing(), d.BufferAliasing(), d.BufferAliasing()
+	require.NoError(t, d.Err())
+	require.Equal(t, "data", string(data))
+	require.Same(t, &src[4], &data[0], "a slice of the input")
+	require.Equal(t, len(data), cap(data), "an append to it does not write past it")
+	require.NotNil(t, empty)
+	require.Empty(t, empty)
+	require.Nil(t, null)
+}
