@@ -296,6 +296,10 @@ func TestRestore_RejectsInconsistentSnapshot(t *testing.T) {
 		{name: "invalid path", records: []pathRecord{root, leaf("/a/")}},
 		{name: "relative path", records: []pathRecord{root, leaf("a")}},
 		{name: "unknown kind", records: []pathRecord{root, {path: "/a", r: record{n: node{kind: KindTTL + 1}}}}},
+		{name: "a child table past any size", records: []pathRecord{
+			{path: "/", r: record{data: []byte{}, n: node{acl: openACL}, kids: setState{next: 2, bits: 62}}}, leaf("/a")}},
+		{name: "an ephemeral table past any size", records: []pathRecord{root,
+			{path: "/e", r: record{n: node{acl: openACL, kind: KindEphemeral, ownerTTL: 7}, eph: setState{next: 1, bits: 40}}}}},
 		{
 			name:    "trailing bytes in a record",
 			records: []pathRecord{root},

@@ -191,8 +191,13 @@ func (s *javaSet[E]) setState(next uint32, bits uint8) {
 	}
 }
 
-// restoreNames bounds the name array restoreMember makes a set at first.
-const restoreNames = 1 << 20
+// restoreNames and restoreMembers bound the name array and the table
+// restoreMember makes a set at first, whatever a (corrupt) record says;
+// a larger set grows as it is filled.
+const (
+	restoreNames   = 1 << 20
+	restoreMembers = 1 << 20
+)
 
 // restoreMember inserts a name with its recorded sequence into a set whose
 // Java table size was restored with it: no resizing, and a table sized for
@@ -203,7 +208,7 @@ func (s *javaSet[E]) restoreMember(name string, e E, seq uint32) bool {
 		return false
 	}
 	if s.slots == nil {
-		expect := min(3<<s.bits/4, int(s.next)) // members the record's table had room for, at most
+		expect := min(3<<s.bits/4, int(s.next), restoreMembers) // members the record's table had room for, at most
 		size := 8
 		for full(expect+1, size) {
 			size = size * 3 / 2

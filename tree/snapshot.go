@@ -183,6 +183,11 @@ func appendRecord(b []byte, path []byte, acl []wire.ACL, r *record) []byte {
 	return b
 }
 
+// maxSetBits is the largest table a set's record may claim (2^32 bins, as
+// many as a set's 32-bit counts can use): a table size past it would
+// overflow what is computed from it.
+const maxSetBits = 32
+
 // decodeRecord decodes a record, its path and its ACL list. The record's
 // data is a slice of src.
 func decodeRecord(src []byte) (string, []wire.ACL, record, error) {
@@ -208,7 +213,8 @@ func decodeRecord(src []byte) (string, []wire.ACL, record, error) {
 	if err := d.Err(); err != nil {
 		return path, acl, r, err
 	}
-	if d.Remaining() != 0 || kind < 0 || kind > int32(KindTTL) || !ValidPath(path) {
+	if d.Remaining() != 0 || kind < 0 || kind > int32(KindTTL) || !ValidPath(path) ||
+		r.kids.bits > maxSetBits || r.eph.bits > maxSetBits {
 		return path, acl, r, ErrBadSnapshot
 	}
 	switch n.kind {
