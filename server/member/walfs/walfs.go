@@ -16,6 +16,9 @@
 // the log's directory; the next segment raft-wal creates is the spare,
 // renamed. When no spare is ready (the first segment, or one filled before
 // its spare was), a segment is preallocated as raft-wal does.
+//
+// Segments are read through a window (window.go), which serves raft-wal's
+// 64 KiB read of each entry from memory.
 package walfs
 
 import (
@@ -100,9 +103,14 @@ func (f *FS) ListDir(dir string) ([]string, error) { return f.base.ListDir(dir) 
 // Delete deletes a file as raft-wal's own file system does.
 func (f *FS) Delete(dir, name string) error { return f.base.Delete(dir, name) }
 
-// OpenReader opens a sealed segment as raft-wal's own file system does.
+// OpenReader opens a sealed segment as raft-wal's own file system does,
+// read through a window.
 func (f *FS) OpenReader(dir, name string) (types.ReadableFile, error) {
-	return f.base.OpenReader(dir, name)
+	file, err := f.base.OpenReader(dir, name)
+	if err != nil {
+		return nil, err
+	}
+	return &readerFile{file: file}, nil
 }
 
 // OpenWriter opens the segment raft-wal appends to after a restart. Its
@@ -190,6 +198,7 @@ func (f *FS) segment(dir string, file *os.File, needDirSync bool) types.Writable
 
 type segmentFile struct {
 	*os.File
+	w         window // its reads; its writes drop it
 	fs        *FS
 	dir       string
 	half      int64
@@ -202,8 +211,12 @@ func (s *segmentFile) WriteAt(p []byte, off int64) (int, error) {
 		s.asked.Store(true)
 		s.fs.prepare()
 	}
-	return s.File.WriteAt(p, off)
+	n, err := s.File.WriteAt(p, off)
+	s.w.wrote()
+	return n, err
 }
+
+func (s *segmentFile) ReadAt(p []byte, off int64) (int, error) { return s.w.readAt(s.File, p, off) }
 
 // Sync makes the data written durable, and the first time the directory
 // entry of a new file: raft-wal syncs a segment before it counts on
