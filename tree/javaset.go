@@ -208,7 +208,7 @@ func (s *javaSet[E]) restoreMember(name string, e E, seq uint32) bool {
 		return false
 	}
 	if s.slots == nil {
-		expect := min(3<<s.bits/4, int(s.next), restoreMembers) // members the record's table had room for, at most
+		expect := int(min(uint64(3)<<s.bits/4, uint64(s.next), restoreMembers)) // members the record's table had room for, at most
 		size := 8
 		for full(expect+1, size) {
 			size = size * 3 / 2

@@ -152,15 +152,27 @@ func NewIdleFrameReader(r io.Reader, idle IdleReader, max int) *FrameReader {
 // request is already waiting.
 func (fr *FrameReader) Buffered() int { return fr.end - fr.start }
 
+// maxEmptyReads is how many reads in a row may return nothing and no
+// error before fill gives up on the reader, as bufio's does.
+const maxEmptyReads = 100
+
 // fill makes at least n bytes available in buf[start:end], reading as
 // much as the buffer has room for.
 func (fr *FrameReader) fill(n int) error {
-	for fr.end-fr.start < n {
+	for empty := 0; fr.end-fr.start < n; {
 		if fr.end == len(fr.buf) {
 			fr.makeRoom(n)
 		}
 		m, err := fr.r.Read(fr.buf[fr.end:])
 		fr.end += m
+		switch {
+		case m > 0 || err != nil:
+			empty = 0
+		case empty+1 == maxEmptyReads:
+			return io.ErrNoProgress
+		default:
+			empty++
+		}
 		if err != nil {
 			if fr.end-fr.start >= n {
 				return nil

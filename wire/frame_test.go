@@ -237,3 +237,13 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	c.n++
 	return c.r.Read(p)
 }
+
+// stalledReader returns nothing and no error, for ever.
+type stalledReader struct{}
+
+func (stalledReader) Read([]byte) (int, error) { return 0, nil }
+
+func TestFrameReader_GivesUpOnAStalledReader(t *testing.T) {
+	_, err := NewFrameReaderSize(stalledReader{}, MaxBuffer, 1<<10).Next()
+	require.ErrorIs(t, err, io.ErrNoProgress)
+}

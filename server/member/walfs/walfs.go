@@ -17,7 +17,7 @@
 // renamed. When no spare is ready (the first segment, or one filled before
 // its spare was), a segment is preallocated as raft-wal does.
 //
-// Segments are read through a window (window.go), which serves raft-wal's
+// Segments are read through a cache (window.go), which serves raft-wal's
 // 64 KiB read of each entry from memory.
 package walfs
 
@@ -55,6 +55,8 @@ type FS struct {
 	size int64 // the segment size spares are made for
 	base *hcfs.FS
 	log  hclog.Logger
+
+	cache cache // the segments' reads (window.go)
 
 	mu     sync.Mutex
 	making bool // a spare is being written
@@ -104,13 +106,13 @@ func (f *FS) ListDir(dir string) ([]string, error) { return f.base.ListDir(dir) 
 func (f *FS) Delete(dir, name string) error { return f.base.Delete(dir, name) }
 
 // OpenReader opens a sealed segment as raft-wal's own file system does,
-// read through a window.
+// read through the cache.
 func (f *FS) OpenReader(dir, name string) (types.ReadableFile, error) {
 	file, err := f.base.OpenReader(dir, name)
 	if err != nil {
 		return nil, err
 	}
-	return &readerFile{file: file}, nil
+	return &readerFile{file: file, w: window{c: &f.cache}}, nil
 }
 
 // OpenWriter opens the segment raft-wal appends to after a restart. Its
@@ -191,14 +193,14 @@ func (f *FS) takeSpare(name string) (*os.File, error) {
 // segment wraps a segment file: past half of it, a spare is made ready
 // for the next; with needDirSync, its first sync syncs its directory too.
 func (f *FS) segment(dir string, file *os.File, needDirSync bool) types.WritableFile {
-	s := &segmentFile{File: file, fs: f, dir: dir, half: f.size / 2}
+	s := &segmentFile{File: file, w: window{c: &f.cache}, fs: f, dir: dir, half: f.size / 2}
 	s.dirSynced.Store(!needDirSync)
 	return s
 }
 
 type segmentFile struct {
 	*os.File
-	w         window // its reads; its writes drop it
+	w         window // its reads; its writes drop what the cache holds of it
 	fs        *FS
 	dir       string
 	half      int64
@@ -217,6 +219,11 @@ func (s *segmentFile) WriteAt(p []byte, off int64) (int, error) {
 }
 
 func (s *segmentFile) ReadAt(p []byte, off int64) (int, error) { return s.w.readAt(s.File, p, off) }
+
+func (s *segmentFile) Close() error {
+	s.w.closed()
+	return s.File.Close()
+}
 
 // Sync makes the data written durable, and the first time the directory
 // entry of a new file: raft-wal syncs a segment before it counts on

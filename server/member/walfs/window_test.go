@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -24,7 +25,8 @@ func windowSegment(t *testing.T, size int) (*segmentFile, *os.File) {
 	other, err := os.Open(path) // the same file, read without a window
 	require.NoError(t, err)
 	t.Cleanup(func() { f.Close(); other.Close() })
-	return &segmentFile{File: f, fs: &FS{}}, other
+	fs := &FS{}
+	return &segmentFile{File: f, w: window{c: &fs.cache}, fs: fs}, other
 }
 
 // TestWindow_ReadsSeeTheFile checks reads through the window against the
@@ -116,5 +118,58 @@ func TestWindow_NoReadOlderThanAWriteBeforeIt(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		require.NoError(t, err)
+	}
+}
+
+// countingFile is a file in memory that counts its reads.
+type countingFile struct {
+	data  []byte
+	reads int
+}
+
+func (f *countingFile) ReadAt(p []byte, off int64) (int, error) {
+	f.reads++
+	if off >= int64(len(f.data)) {
+		return 0, io.EOF
+	}
+	n := copy(p, f.data[off:])
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// TestCache_ReadersInTurn has three readers of sealed segments take turns,
+// as a replay and two followers catching up do: each reads an entry's place
+// in the index at its file's end, then 64 KiB at the entry. Each stream
+// keeps its stretches, so a few reads of the files serve thousands.
+func TestCache_ReadersInTurn(t *testing.T) {
+	const size = 2 << 20
+	fs := &FS{}
+	var files [3]*countingFile
+	var windows [3]window
+	for i := range files {
+		files[i] = &countingFile{data: make([]byte, size)}
+		for j := range files[i].data {
+			files[i].data[j] = byte(j*7 + i)
+		}
+		windows[i] = window{c: &fs.cache}
+	}
+	check := func(i int, n int, off int64) {
+		t.Helper()
+		p := make([]byte, n)
+		got, err := windows[i].readAt(files[i], p, off)
+		require.NoError(t, err)
+		require.Equal(t, n, got)
+		require.Equal(t, files[i].data[off:off+int64(n)], p)
+	}
+	for e := range 2000 {
+		for i := range files {
+			check(i, 4, size-16<<10+int64(4*e)) // the index
+			check(i, 64<<10, int64(100*e))      // the entry
+		}
+	}
+	for i, f := range files {
+		assert.LessOrEqual(t, f.reads, 4, "reads of file %d", i)
 	}
 }
