@@ -179,15 +179,11 @@ func (d *Decoder) length() (n int, null bool) {
 // unless the decoder was made to (Requests.DecodeAliasing). Null (-1) gives
 // nil; length 0 gives an empty non-nil slice.
 func (d *Decoder) Buffer() []byte {
-	n, null := d.length()
-	if null || d.err != nil {
-		return nil
+	b := d.BufferAliasing()
+	if b == nil || d.alias {
+		return b
 	}
-	b := d.take(n)
-	if d.alias {
-		return b[:len(b):len(b)]
-	}
-	out := make([]byte, n)
+	out := make([]byte, len(b))
 	copy(out, b)
 	return out
 }

@@ -214,14 +214,14 @@ func (s *segmentFile) WriteAt(p []byte, off int64) (int, error) {
 		s.fs.prepare()
 	}
 	n, err := s.File.WriteAt(p, off)
-	s.w.wrote()
+	s.w.drop()
 	return n, err
 }
 
 func (s *segmentFile) ReadAt(p []byte, off int64) (int, error) { return s.w.readAt(s.File, p, off) }
 
 func (s *segmentFile) Close() error {
-	s.w.closed()
+	s.w.drop()
 	return s.File.Close()
 }
 

@@ -29,7 +29,7 @@ const (
 // here, 2.7 to 3.2 s for the 180k entries a million-znode server killed
 // before its snapshot finished replays (1.0 to 1.1 s with it).
 //
-// A write to a file drops its stretches (window.wrote), after the write
+// A write to a file drops its stretches (window.drop), after the write
 // and so before raft-wal makes what it wrote readable; a stretch read
 // across a write is not kept (window.gen), so no read is served bytes
 // older than a write that came before it.
@@ -117,28 +117,18 @@ func (w *window) readAt(r io.ReaderAt, p []byte, off int64) (int, error) {
 	return n, err
 }
 
-// wrote drops the file's stretches; it is called once each write to the
-// file has returned.
-func (w *window) wrote() {
-	w.c.mu.Lock()
+// drop drops the file's stretches, and any being read meanwhile: it is
+// called once each write to the file has returned, and as it is closed.
+func (w *window) drop() {
+	c := w.c
+	c.mu.Lock()
 	w.gen++
-	w.c.dropFileLocked(w)
-	w.c.mu.Unlock()
-}
-
-// closed drops the file's stretches as it is closed.
-func (w *window) closed() {
-	w.c.mu.Lock()
-	w.c.dropFileLocked(w)
-	w.c.mu.Unlock()
-}
-
-func (c *cache) dropFileLocked(w *window) {
 	for i := range c.spans {
 		if c.spans[i].file == w {
 			c.dropLocked(i)
 		}
 	}
+	c.mu.Unlock()
 }
 
 // dropLocked empties spans[i], keeping its buffer for the next stretch.
@@ -175,6 +165,6 @@ type readerFile struct {
 func (f *readerFile) ReadAt(p []byte, off int64) (int, error) { return f.w.readAt(f.file, p, off) }
 
 func (f *readerFile) Close() error {
-	f.w.closed()
+	f.w.drop()
 	return f.file.Close()
 }
