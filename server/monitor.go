@@ -193,6 +193,23 @@ var mntrKeys = []struct {
 	{"node_changed_watch_count", KindSummary, always, func(in *monitorInputs) any { return summaryOf(&in.st.changed, false) }},
 	{"updatelatency", KindSummary, always, func(in *monitorInputs) any { return summaryOf(&in.st.update, true) }},
 	{"readlatency", KindSummary, always, func(in *monitorInputs) any { return summaryOf(&in.st.read, true) }},
+	// zkraft's own, after ZooKeeper's (ownMntrKeys): damage found in this
+	// member's files, torn writes dropped, and whether it is getting back
+	// entries it lost (see server/member/damage.go).
+	{"corruption_detected_count", KindCounter, always, func(in *monitorInputs) any { return in.ms.Corruptions.Load() }},
+	{"torn_write_count", KindCounter, always, func(in *monitorInputs) any { return in.ms.TornWrites.Load() }},
+	{"repairing", KindGauge, always, func(in *monitorInputs) any { return boolGauge(in.s.node.Repairing()) }},
+}
+
+// OwnMntrKeys are the mntr keys zkraft prints that ZooKeeper has not, after
+// ZooKeeper's.
+var OwnMntrKeys = []string{"corruption_detected_count", "torn_write_count", "repairing"}
+
+func boolGauge(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // connsByLocality counts the client connections from other hosts and from

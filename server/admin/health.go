@@ -44,6 +44,8 @@ func (a *Admin) notReady() string {
 		return "has not joined a leader yet"
 	case st.AppliedIndex < st.JoinCommitIndex:
 		return fmt.Sprintf("catching up: applied %d of %d", st.AppliedIndex, st.JoinCommitIndex)
+	case st.Repairing:
+		return fmt.Sprintf("repairing: getting back from the leader the log entries a damaged disk lost (applied %d)", st.AppliedIndex)
 	}
 	return ""
 }

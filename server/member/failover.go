@@ -192,7 +192,7 @@ func (n *Node) chooseCandidate(leader int) {
 		if !n.stillLeads(leader) {
 			return
 		}
-		self := goneView{id: n.cfg.ServerID, gone: true, end: n.logEnd()}
+		self := goneView{id: n.cfg.ServerID, gone: true, end: n.candidateLogEnd()}
 		best, ok := pickCandidate(append(n.askGone(leader), self), n.Voters())
 		if !ok {
 			n.log.Info("the leader is gone for a minority only: leaving the election to Raft's timeouts",
@@ -312,7 +312,17 @@ func (n *Node) answerGone(payload []byte) []byte {
 			}
 		}
 	}
-	return appendLogEnd([]byte{b2u8(gone)}, n.logEnd())
+	return appendLogEnd([]byte{b2u8(gone)}, n.candidateLogEnd())
+}
+
+// candidateLogEnd is where this member's log ends, as it offers itself to
+// stand: nowhere while it may not stand (see voteGuard.mayStand), so that
+// another is chosen.
+func (n *Node) candidateLogEnd() logEnd {
+	if g := n.guard(); g != nil && !g.mayStand(n.raftNow().CurrentTerm()+1) {
+		return logEnd{}
+	}
+	return n.logEnd()
 }
 
 // ping dials member id's forward port and waits for the answer to a ping.

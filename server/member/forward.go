@@ -23,7 +23,7 @@ const (
 	fwdSync       byte = 4 // a barrier; reply: the leader's last applied zxid
 	fwdPing       byte = 5 // nothing; reply: status only (the member's process is there)
 	fwdGone       byte = 6 // a leader's id (uint32); reply: gone for the member asked (byte), its last log term and index
-	fwdLogEnd     byte = 7 // nothing; reply: the member's last log term and index (see voteGuard)
+	fwdLogEnd     byte = 7 // nothing; reply: the member's last log term and index (see voteGuard), then its current term (surveyTerms)
 	fwdPrepare    byte = 8 // a command the leader prepares (Host.Prepare), then proposes; reply as fwdApply
 
 	fwdOK  byte = 0
@@ -167,7 +167,7 @@ func (n *Node) serveForward(nc net.Conn) {
 		case fwdGone:
 			replies <- fwdReply{typ: typ, id: id, value: n.answerGone(payload)}
 		case fwdLogEnd:
-			replies <- fwdReply{typ: typ, id: id, value: appendLogEnd(nil, n.logEnd())}
+			replies <- fwdReply{typ: typ, id: id, value: binary.BigEndian.AppendUint64(appendLogEnd(nil, n.logEnd()), n.raftNow().CurrentTerm())}
 		}
 	}
 }

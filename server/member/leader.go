@@ -66,6 +66,7 @@ func (n *Node) watchLeadership() {
 				electing = time.Time{}
 			}
 			n.markJoined()
+			n.checkRepaired(n.raftNow().AppliedIndex())
 			leaderless = time.Time{}
 			n.leaderlessAt.Store(0)
 			n.leaderKnown(true)
@@ -140,17 +141,18 @@ func (n *Node) caughtUp() bool {
 // member; a standalone server writes nothing more (latchedLog). ZooKeeper
 // exits on such a failure.
 func (n *Node) logBroken() bool {
-	if n.durableLog == nil {
-		return false
-	}
-	err := n.durableLog.failed()
+	err := n.storeFailed()
 	if err == nil {
 		return false
 	}
-	if n.logFailReported.CompareAndSwap(false, true) {
-		n.log.Error("the Raft log failed to write: not serving clients until restarted", "err", err)
+	what := "the Raft log failed to write"
+	if errors.Is(err, errApplyDamaged) {
+		what = "an entry reached the state machine damaged"
 	}
-	n.setServing(false, "not serving clients: the Raft log failed to write")
+	if n.logFailReported.CompareAndSwap(false, true) {
+		n.log.Error(what+": not serving clients until restarted", "err", err)
+	}
+	n.setServing(false, "not serving clients: "+what)
 	return true
 }
 

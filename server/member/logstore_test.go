@@ -9,6 +9,8 @@ import (
 	"github.com/hashicorp/raft"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/zkraft/zkraft/server/raftstore"
 )
 
 // A member whose data log dir is set but empty while its data dir holds
@@ -79,7 +81,7 @@ func TestLogStore_KindFollowsTheDataDir(t *testing.T) {
 func TestLogStore_OpenCloseReopen(t *testing.T) {
 	for _, kind := range []string{LogStoreBolt, LogStoreWAL} {
 		t.Run(kind, func(t *testing.T) {
-			store, last := openAndWrite(t, kind, func(store logStore) {
+			store, last := openAndWrite(t, kind, func(store raftstore.Log) {
 				require.NoError(t, store.StoreLogs([]*raft.Log{{Index: 1, Term: 1, Data: []byte("a")}, {Index: 2, Term: 1, Data: []byte("b")}}))
 				require.NoError(t, store.SetUint64([]byte("CurrentTerm"), 7))
 			})
@@ -105,7 +107,7 @@ func TestLogStore_OpenCloseReopen(t *testing.T) {
 func TestLogStore_TailTruncatedThenReopened(t *testing.T) {
 	for _, kind := range []string{LogStoreBolt, LogStoreWAL} {
 		t.Run(kind, func(t *testing.T) {
-			store, last := openAndWrite(t, kind, func(store logStore) {
+			store, last := openAndWrite(t, kind, func(store raftstore.Log) {
 				var logs []*raft.Log
 				for i := uint64(1); i <= 424; i++ {
 					logs = append(logs, &raft.Log{Index: i, Term: 1 + i/400, Data: []byte{byte(i)}})
@@ -124,17 +126,21 @@ func TestLogStore_TailTruncatedThenReopened(t *testing.T) {
 
 // openAndWrite opens a new store of kind in a temporary dir, lets write
 // fill it, closes it, opens it again and returns it with its last index.
-func openAndWrite(t *testing.T, kind string, write func(logStore)) (logStore, uint64) {
+func openAndWrite(t *testing.T, kind string, write func(raftstore.Log)) (raftstore.Log, uint64) {
 	t.Helper()
-	path := (&Config{DataDir: t.TempDir(), LogStore: kind}).LogPath()
-	store, err := openLogStore(kind, path, hclog.NewNullLogger())
+	cfg := &Config{DataDir: t.TempDir(), LogStore: kind}
+	open := func() *raftstore.Stores {
+		s, err := raftstore.Open(raftstore.Config{Kind: kind, LogPath: cfg.LogPath(), LogDir: cfg.LogDir(),
+			DataDir: cfg.DataDir, RetainSnapshots: 1, Logger: hclog.NewNullLogger(), Repair: true})
+		require.NoError(t, err)
+		return s
+	}
+	s := open()
+	write(s.Log)
+	require.NoError(t, s.Close())
+	s = open()
+	t.Cleanup(func() { s.Close() })
+	last, err := s.Log.LastIndex()
 	require.NoError(t, err)
-	write(store)
-	require.NoError(t, store.Close())
-	store, err = openLogStore(kind, path, hclog.NewNullLogger())
-	require.NoError(t, err)
-	t.Cleanup(func() { store.Close() })
-	last, err := store.LastIndex()
-	require.NoError(t, err)
-	return store, last
+	return s.Log, last
 }

@@ -32,6 +32,7 @@ import (
 
 	"github.com/zkraft/zkraft/raftfsm"
 	"github.com/zkraft/zkraft/server/internal/owned"
+	"github.com/zkraft/zkraft/server/raftstore"
 )
 
 // ErrClosed is returned once the node is stopping.
@@ -239,6 +240,14 @@ type Node struct {
 	// overlapLog in a cluster, a latchedLog standalone. Once it failed to
 	// write, the member stops serving clients (logBroken).
 	durableLog interface{ failed() error }
+	// vote is a durable member's term and vote record; lostFrom the first
+	// entry it may have lost to a damaged disk (0 if none), and repairing
+	// true until it has them back; applyBroken is set once an entry
+	// reached the state machine damaged (see damage.go).
+	vote        *raftstore.VoteRecord
+	lostFrom    uint64
+	repairing   atomic.Bool
+	applyBroken atomic.Pointer[error]
 	// offGen counts the times the member stopped serving; syncedGen is
 	// one more than the count when it last caught up with a leader, while
 	// syncing does (see caughtUp), and caughtUpCh wakes watchLeadership
@@ -369,6 +378,9 @@ func (n *Node) Start() error {
 	n.goOwned("forward-accept", func() { n.acceptForwards(pl) })
 	if g := n.trans.guard; g != nil {
 		n.goOwned("log-survey", func() { n.surveyLogs(g) })
+		if lost, floor := n.voteLost(); lost && floor == noFloor {
+			n.goOwned("term-survey", func() { n.surveyTerms(g) })
+		}
 	}
 	n.notices.start(n)
 	n.goOwned("leadership", n.watchLeadership)

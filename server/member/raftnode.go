@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -14,13 +13,9 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
-	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
-	wal "github.com/hashicorp/raft-wal"
-	"github.com/hashicorp/raft-wal/segment"
-	"go.etcd.io/bbolt"
 
 	"github.com/zkraft/zkraft/server/internal/hclogslog"
-	"github.com/zkraft/zkraft/server/member/walfs"
+	"github.com/zkraft/zkraft/server/raftstore"
 	"github.com/zkraft/zkraft/tree"
 )
 
@@ -76,6 +71,11 @@ func (n *Node) startRaft(ctx context.Context) (*memStores, error) {
 	if n.trans != nil {
 		logs = notifyingStore{LogStore: logs, t: n.trans}
 	}
+	if n.cfg.DataDir != "" {
+		// Outermost: the entries Raft hands it are the ones it then sends
+		// and applies, so they are sealed before any of that.
+		logs = raftstore.NewCheckedLog(logs, n.noteFinding)
+	}
 	snaps = timedSnapshots{SnapshotStore: snaps, stats: &n.stats}
 	if !existing {
 		if err := raft.BootstrapCluster(conf, logs, stable, snaps, trans, bootstrap); err != nil {
@@ -86,6 +86,9 @@ func (n *Node) startRaft(ctx context.Context) (*memStores, error) {
 	// is sent one, and it restarts empty. They only let Raft drop its
 	// log, so they capture nothing (unreadSnapshot) and come often.
 	nf := notifyingFSM{FSM: n.fsm, committed: n.committed, unread: mem != nil && !n.cfg.Clustered()}
+	if n.cfg.DataDir != "" {
+		nf.check, nf.failed = n.applyCheck, n.storeFailed
+	}
 	if overlap != nil {
 		nf.durable = func(index uint64) bool {
 			// An entry a leader said is committed is on a majority's disks
@@ -97,7 +100,7 @@ func (n *Node) startRaft(ctx context.Context) (*memStores, error) {
 			}
 			return overlap.waitDurable(index, n.quit)
 		}
-		nf.failed, nf.flushed, nf.applied = overlap.failed, overlap.flushTo, new(atomic.Uint64)
+		nf.flushed, nf.applied = overlap.flushTo, new(atomic.Uint64)
 	}
 	fsm := loggedFSM{nf, n}
 	start := time.Now()
@@ -225,7 +228,10 @@ const (
 )
 
 // raftStores returns the log, stable and snapshot stores: in memory, or
-// a log store (openLogStore) and file snapshots under DataDir.
+// under DataDir, opened and checked by raftstore (which repairs what it can
+// of a cluster member's, knowing the others hold it, and refuses to lose
+// what a standalone server acknowledged). What it found is logged and
+// counted (noteStores).
 func (n *Node) raftStores(logger hclog.Logger) (raft.LogStore, raft.StableStore, raft.SnapshotStore, error) {
 	if n.cfg.DataDir == "" {
 		store := newMemLog()
@@ -245,65 +251,19 @@ func (n *Node) raftStores(logger hclog.Logger) (raft.LogStore, raft.StableStore,
 	if n.cfg.LogStore != "" && kind != n.cfg.LogStore {
 		n.log.Warn("keeping the Raft log store the data log dir already holds", "configured", n.cfg.LogStore, "found", kind)
 	}
-	store, err := openLogStore(kind, n.cfg.LogPath(), logger)
+	stores, err := raftstore.Open(raftstore.Config{Kind: kind, LogPath: n.cfg.LogPath(), LogDir: logDir,
+		DataDir: n.cfg.DataDir, RetainSnapshots: n.cfg.SnapRetainCount, Logger: logger, Repair: n.cfg.Clustered()})
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("open raft log in %s: %w", logDir, err)
-	}
-	n.closers = append(n.closers, store)
-	logs := newLogCache(store, cachedLogEntries, cachedLogBytes)
-	snaps, err := raft.NewFileSnapshotStoreWithLogger(n.cfg.DataDir, n.cfg.SnapRetainCount, logger)
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("open snapshots in %s: %w", n.cfg.DataDir, err)
-	}
-	return logs, store, snaps, nil
-}
-
-// logStore is a durable Raft log and stable store.
-type logStore interface {
-	raft.LogStore
-	raft.StableStore
-	io.Closer
-}
-
-// openLogStore opens (or creates) a log store of the given kind at path.
-// Both fsync every append before it returns. raft-boltdb keeps bbolt's
-// free page list in memory only (rebuilt on open, as etcd does) and as a
-// map: syncing it, and merging it as a sorted array, cost a durable
-// member a quarter of its write throughput (zkload, this machine).
-func openLogStore(kind, path string, logger hclog.Logger) (logStore, error) {
-	if kind == LogStoreWAL {
-		if err := os.MkdirAll(path, 0o755); err != nil {
-			return nil, err
+		if errors.Is(err, raftstore.ErrUnrecoverable) {
+			return nil, nil, nil, fmt.Errorf("%w; a standalone server has no other member to repair it from: "+
+				"restore %s from a backup, or move its damaged files aside to start without the writes they held", err, n.cfg.DataDir)
 		}
-		vfs, err := walfs.New(path, wal.DefaultSegmentSize, logger)
-		if err != nil {
-			return nil, err
-		}
-		w, err := wal.Open(path, wal.WithLogger(logger), wal.WithSegmentSize(wal.DefaultSegmentSize),
-			wal.WithSegmentFiler(segment.NewFiler(path, vfs)))
-		if err != nil {
-			vfs.Close()
-			return nil, err
-		}
-		return walStore{w, vfs}, nil
+		return nil, nil, nil, err
 	}
-	return raftboltdb.New(raftboltdb.Options{Path: path,
-		BoltOptions: &bbolt.Options{NoFreelistSync: true, FreelistType: bbolt.FreelistMapType}})
-}
-
-// walStore is a raft-wal log over segment files zero-filled ahead of use
-// (see walfs); closing it closes both.
-type walStore struct {
-	*wal.WAL
-	vfs *walfs.FS
-}
-
-func (s walStore) Close() error {
-	err := s.WAL.Close()
-	if verr := s.vfs.Close(); err == nil {
-		err = verr
-	}
-	return err
+	n.closers = append(n.closers, stores)
+	n.noteStores(stores)
+	logs := newLogCache(stores.Log, cachedLogEntries, cachedLogBytes)
+	return logs, stores.Vote, stores.Snapshots, nil
 }
 
 // raftTransport returns the transport and the configuration to bootstrap:
@@ -345,9 +305,16 @@ func (n *Node) raftTransport(empty bool, overlap *overlapLog) (raft.Transport, r
 	// one whose data dir is new or was wiped) must not vote a stale
 	// candidate in: see voteguard.go. One that kept its log votes as Raft
 	// does.
+	// So must one that may have lost entries it acknowledged to a damaged
+	// disk, or its term and vote record (see damage.go).
 	var guard *voteGuard
-	if empty {
+	if lost, floor := n.voteLost(); empty || n.lostFrom > 0 || lost {
 		guard = newVoteGuard(header, n.log)
+		guard.damaged = n.lostFrom > 0
+		guard.repairing.Store(n.lostFrom > 0)
+		if lost {
+			guard.floor.Store(floor)
+		}
 	}
 	// The transport is made before Raft's network transport starts
 	// accepting: an AppendEntries connection that comes at once is served,

@@ -43,6 +43,11 @@ type Stats struct {
 	// SlowFsyncs counts the appends to a durable log that took over a
 	// second (ZooKeeper's fsync_threshold_exceed_count).
 	SlowFsyncs atomic.Int64
+	// Corruptions counts the damage found in this member's files, or in an
+	// entry on its way ("corruption detected" in the log); TornWrites the
+	// ends of appends a crash cut short, dropped as they were never
+	// acknowledged ("torn write").
+	Corruptions, TornWrites atomic.Int64
 
 	lastSnapIndex atomic.Uint64 // the newest snapshot's index, 0 for none
 	lastSnapAt    atomic.Int64  // when it was written, unix ns
@@ -80,6 +85,9 @@ type RaftStatus struct {
 	// leader; Joined reports whether it has.
 	JoinCommitIndex uint64
 	Joined          bool
+	// Repairing reports whether the member is getting back entries it lost
+	// to a damaged disk.
+	Repairing bool
 }
 
 // RaftStatus returns the member's Raft figures; State is "" before Start.
@@ -90,7 +98,7 @@ func (n *Node) RaftStatus() RaftStatus {
 	}
 	st := RaftStatus{State: r.State().String(), Term: r.CurrentTerm(), CommitIndex: r.CommitIndex(),
 		AppliedIndex: r.AppliedIndex(), LastLogIndex: r.LastIndex(), LastContact: -1,
-		JoinCommitIndex: n.stats.joinCommit.Load(), Joined: n.stats.joined.Load()}
+		JoinCommitIndex: n.stats.joinCommit.Load(), Joined: n.stats.joined.Load(), Repairing: n.repairing.Load()}
 	switch last := r.LastContact(); {
 	case r.State() == raft.Leader:
 		st.LastContact = 0

@@ -312,14 +312,22 @@ func (t *peerTransport) heldResponse(resp *raft.AppendEntriesResponse, upTo, epo
 }
 
 // RequestVote implements raft.Transport, retrying on a stale connection.
+// A member that may have voted in the term already, or that is getting back
+// entries a damaged disk lost, does not ask (see voteGuard.mayStand).
 func (t *peerTransport) RequestVote(id raft.ServerID, target raft.ServerAddress,
 	args *raft.RequestVoteRequest, resp *raft.RequestVoteResponse) error {
+	if t.guard != nil && !t.guard.mayStand(args.Term) {
+		return errMayNotStand
+	}
 	return retryStale(func() error { return t.NetworkTransport.RequestVote(id, target, args, resp) })
 }
 
 // RequestPreVote implements raft.Transport, retrying on a stale connection.
 func (t *peerTransport) RequestPreVote(id raft.ServerID, target raft.ServerAddress,
 	args *raft.RequestPreVoteRequest, resp *raft.RequestPreVoteResponse) error {
+	if t.guard != nil && !t.guard.mayStand(args.Term) {
+		return errMayNotStand
+	}
 	return retryStale(func() error { return t.NetworkTransport.RequestPreVote(id, target, args, resp) })
 }
 
@@ -434,6 +442,10 @@ type notifyingFSM struct {
 	// that the log on disk always reaches the newest snapshot.
 	flushed func(index uint64) error
 	applied *atomic.Uint64
+	// check, on a durable member, checks the entries' checksums before they
+	// are applied, and reports false if one is damaged (applyCheck): none
+	// is applied then, nor later.
+	check func([]*raft.Log) bool
 }
 
 // Snapshot captures the state, unless no one will ever read it.
@@ -480,6 +492,9 @@ func (f notifyingFSM) Apply(l *raft.Log) any {
 	if f.durable != nil && !f.durable(l.Index) {
 		return nil
 	}
+	if f.check != nil && !f.check([]*raft.Log{l}) {
+		return nil
+	}
 	f.committed(l.Index, l.Term)
 	if f.applied != nil {
 		f.applied.Store(l.Index)
@@ -491,6 +506,9 @@ func (f notifyingFSM) ApplyBatch(logs []*raft.Log) []any {
 	if len(logs) > 0 {
 		last := logs[len(logs)-1]
 		if f.durable != nil && !f.durable(last.Index) {
+			return make([]any, len(logs))
+		}
+		if f.check != nil && !f.check(logs) {
 			return make([]any, len(logs))
 		}
 		f.committed(last.Index, last.Term)
@@ -598,6 +616,7 @@ func (c *commitNotices) current() []*noticeLink {
 // committed is called with each batch the state machine is handed, before
 // it is applied: on the leader, it sends the members a commit notice.
 func (n *Node) committed(index, term uint64) {
+	n.checkRepaired(index)
 	c := n.notices
 	if c == nil {
 		return

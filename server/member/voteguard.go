@@ -2,6 +2,7 @@ package member
 
 import (
 	"encoding/binary"
+	"errors"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -69,6 +70,19 @@ type voteGuard struct {
 	header raft.RPCHeader
 	log    *slog.Logger
 
+	// damaged is set for a member that may have lost entries it
+	// acknowledged (see damage.go): it counts as fresh, whatever its log
+	// holds, until it hears of a commit.
+	damaged bool
+	// floor, once a member's term and vote record was lost, is the highest
+	// term it may have voted in (noFloor until every voter has told it its
+	// term): it neither votes nor stands in a term up to it. 0: none.
+	floor atomic.Uint64
+	// repairing is set while a damaged member has not got back what it
+	// lost: it does not stand (its log is shorter than what it may have
+	// acknowledged, and a member behind it would vote for it).
+	repairing atomic.Bool
+
 	committed atomic.Uint64             // highest commit index a leader sent
 	raft      atomic.Pointer[raft.Raft] // this member's own Raft, once it runs
 
@@ -127,8 +141,21 @@ func (g *voteGuard) fresh() (bool, uint64) {
 	if r := g.raft.Load(); r != nil {
 		known, own = max(known, r.CommitIndex()), r.LastIndex()
 	}
-	return known == 0 && own <= bootstrapIndex, known
+	return known == 0 && (own <= bootstrapIndex || g.damaged), known
 }
+
+// errMayNotStand is what a (pre-)vote request this member may not make
+// fails with.
+var errMayNotStand = errors.New("member: this member may not stand for election: it lost its term and vote record, or entries it is getting back")
+
+// mayVote reports whether this member may vote in term.
+func (g *voteGuard) mayVote(term uint64) bool {
+	floor := g.floor.Load()
+	return floor == 0 || (floor != noFloor && term > floor)
+}
+
+// mayStand reports whether this member may stand for election in term.
+func (g *voteGuard) mayStand(term uint64) bool { return g.mayVote(term) && !g.repairing.Load() }
 
 // surveyedLogs records a survey of the other voters' logs.
 func (g *voteGuard) surveyedLogs(s logSurvey) {
@@ -169,12 +196,14 @@ func (g *voteGuard) heardFrom(candidate string, end logEnd, s *logSurvey) logSur
 
 // judge decides whether a candidate whose log ends at end may have this
 // member's vote, and logs a refusal.
-func (g *voteGuard) judge(kind string, candidate []byte, end logEnd) verdict {
+func (g *voteGuard) judge(kind string, candidate []byte, end logEnd, term uint64) verdict {
 	fresh, known := g.fresh()
 	survey := g.survey.Load()
 	merged := g.heardFrom(string(candidate), end, survey)
 	var refusal string
 	switch {
+	case !g.mayVote(term):
+		refusal = "this member's term and vote record was lost: it may have voted in this term"
 	case known > 0:
 		if end.index >= known {
 			return grant
@@ -220,13 +249,13 @@ func (g *voteGuard) term() uint64 {
 func (g *voteGuard) check(rpc raft.RPC) verdict {
 	switch req := rpc.Command.(type) {
 	case *raft.RequestVoteRequest:
-		v := g.judge("vote", req.ID, logEnd{term: req.LastLogTerm, index: req.LastLogIndex})
+		v := g.judge("vote", req.ID, logEnd{term: req.LastLogTerm, index: req.LastLogIndex}, req.Term)
 		if v == refuse {
 			rpc.Respond(&raft.RequestVoteResponse{RPCHeader: g.header, Term: g.term()}, nil)
 		}
 		return v
 	case *raft.RequestPreVoteRequest:
-		v := g.judge("pre-vote", req.ID, logEnd{term: req.LastLogTerm, index: req.LastLogIndex})
+		v := g.judge("pre-vote", req.ID, logEnd{term: req.LastLogTerm, index: req.LastLogIndex}, req.Term)
 		if v == refuse {
 			rpc.Respond(&raft.RequestPreVoteResponse{RPCHeader: g.header, Term: g.term()}, nil)
 		}

@@ -36,7 +36,7 @@ func TestVoteGuard_Judge(t *testing.T) {
 			if tc.survey != nil {
 				g.surveyedLogs(*tc.survey)
 			}
-			if got := g.judge("vote", []byte("2"), tc.last); got != tc.want {
+			if got := g.judge("vote", []byte("2"), tc.last, 5); got != tc.want {
 				t.Errorf("committed %d, survey %+v, candidate's log ends %+v: judge = %v, want %v",
 					tc.committed, tc.survey, tc.last, got, tc.want)
 			}
@@ -51,13 +51,13 @@ func TestVoteGuard_CountsCandidatesRequestsAsAnswers(t *testing.T) {
 	fresh, full := logEnd{term: 1, index: 1}, logEnd{term: 2, index: 31}
 	g := newVoteGuard(raft.RPCHeader{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	g.surveyedLogs(logSurvey{most: fresh, missing: []string{"2"}}) // member 1 answered empty, 2 did not
-	if got := g.judge("vote", []byte("1"), fresh); got != grant {
+	if got := g.judge("vote", []byte("1"), fresh, 5); got != grant {
 		t.Fatalf("before member 2 asked, an empty candidate (a fresh cluster without member 2): %v, want grant", got)
 	}
-	if got := g.judge("pre-vote", []byte("2"), full); got != grant {
+	if got := g.judge("pre-vote", []byte("2"), full, 5); got != grant {
 		t.Errorf("member 2, the most complete, asking itself: %v, want grant", got)
 	}
-	if got := g.judge("vote", []byte("1"), fresh); got != refuse {
+	if got := g.judge("vote", []byte("1"), fresh, 5); got != refuse {
 		t.Errorf("an empty candidate after member 2 said it holds 31 entries: %v, want refuse", got)
 	}
 }

@@ -195,3 +195,8 @@ func (c *Cluster) ConnectString() string {
 
 // Addr returns member i's client address, running or not.
 func (c *Cluster) Addr(i int) string { return c.members[i].client }
+
+// DataDir returns member i's data dir (WithDurable), "" for a member kept
+// in memory. A test may damage a killed member's files there (see package
+// server/raftstore/damage) before it restarts it.
+func (c *Cluster) DataDir(i int) string { return c.members[i].cfg.DataDir }

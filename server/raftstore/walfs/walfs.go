@@ -182,7 +182,7 @@ func (f *FS) takeSpare(name string) (*os.File, error) {
 	}
 	// The new name goes to disk before the log writes into the file: a
 	// crash must never leave the log's entries under the spare's name.
-	if err := syncDir(f.dir); err != nil {
+	if err := SyncDir(f.dir); err != nil {
 		file.Close()
 		return nil, err
 	}
@@ -237,7 +237,7 @@ func (s *segmentFile) Sync() error {
 	if s.dirSynced.Load() {
 		return nil
 	}
-	if err := syncDir(s.dir); err != nil {
+	if err := SyncDir(s.dir); err != nil {
 		return err
 	}
 	s.dirSynced.Store(true)
@@ -328,7 +328,9 @@ func renameIfAbsent(from, to string) error {
 	return os.Rename(from, to)
 }
 
-func syncDir(dir string) error {
+// SyncDir syncs the directory dir: what was created or renamed in it is on
+// disk once it returns.
+func SyncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return err

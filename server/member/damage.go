@@ -1,0 +1,184 @@
+package member
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/zkraft/zkraft/server/raftstore"
+)
+
+// A damaged disk.
+//
+// raftstore opens a durable member's stores, keeps what reads whole and
+// reports what it found (noteStores). What this member then does:
+//   - every finding is logged once ("corruption detected", or "torn write")
+//     and counted (Stats.Corruptions, Stats.TornWrites);
+//   - a member that may have lost entries it acknowledged (Report.Damaged)
+//     votes as a member that starts empty does (voteGuard): never for a
+//     candidate whose log ends before a commit a leader has told it of, and
+//     until it has heard of one, only for a candidate at least as complete
+//     as every other voter. A committed entry it lost is held by some other
+//     voter, so no leader without it is elected with this member's help.
+//     The leader gives back what it lost (entries, or a snapshot), and the
+//     member reports itself repaired once it has applied past both the
+//     entries it lost and what the leader had committed when it joined
+//     (Repairing, shown by /readyz);
+//   - a member whose term and vote record was lost takes no part in an
+//     election (it neither votes nor stands) for any term it may have voted
+//     in: until every voter has told it its current term, none; then none
+//     up to the highest of them (surveyTerms, voteFloor);
+//   - an entry read damaged (CheckedLog) reads as missing, so a leader
+//     sends a snapshot instead; one that reaches the state machine damaged
+//     is not applied, and the member stops serving until it restarts, when
+//     raftstore finds and drops it (applyCheck).
+
+// noteStores logs and counts what raftstore found, and keeps what the
+// member must act on.
+func (n *Node) noteStores(s *raftstore.Stores) {
+	for _, f := range s.Report.Findings {
+		n.noteFinding(f)
+	}
+	n.vote = s.Vote
+	if s.Report.Damaged() {
+		n.lostFrom = s.Report.LostFrom
+		n.repairing.Store(true)
+		n.log.Warn("this member may have lost Raft log entries it acknowledged: it votes only for a candidate "+
+			"that holds what the cluster committed, until the leader has sent them again", "lost_from", s.Report.LostFrom)
+	}
+}
+
+// noteFinding logs and counts one finding.
+func (n *Node) noteFinding(f raftstore.Finding) {
+	f.Log(n.log)
+	if f.Torn {
+		n.stats.TornWrites.Add(1)
+		return
+	}
+	n.stats.Corruptions.Add(1)
+}
+
+// Repairing reports whether this member is still getting back entries it
+// lost to a damaged disk.
+func (n *Node) Repairing() bool { return n.repairing.Load() }
+
+// checkRepaired notes, as the state machine is handed the batch ending at
+// index, whether a damaged member has got back what it lost.
+func (n *Node) checkRepaired(index uint64) {
+	if !n.repairing.Load() || !n.stats.joined.Load() || index < max(n.lostFrom, n.stats.joinCommit.Load()) {
+		return
+	}
+	if n.repairing.CompareAndSwap(true, false) {
+		if g := n.guard(); g != nil {
+			g.repairing.Store(false)
+		}
+		n.log.Info("repaired: the entries this member lost are back from the leader", "lost_from", n.lostFrom, "applied", index)
+	}
+}
+
+// errApplyDamaged is the error a member stops with when an entry reaches its
+// state machine damaged.
+var errApplyDamaged = errors.New("member: an entry reached the state machine damaged")
+
+// applyCheck checks the entries of a batch before the state machine applies
+// them, and reports false if one is damaged: it is not applied, nor is any
+// entry after it (the state machine stops where it is, snapshots are
+// refused), and the member stops serving until it restarts.
+func (n *Node) applyCheck(logs []*raft.Log) bool {
+	if n.applyBroken.Load() != nil {
+		return false
+	}
+	for _, l := range logs {
+		if raftstore.Intact(l) {
+			continue
+		}
+		err := fmt.Errorf("%w: index %d", errApplyDamaged, l.Index)
+		if n.applyBroken.CompareAndSwap(nil, &err) {
+			n.noteFinding(raftstore.Finding{Index: l.Index, Offset: -1, What: "an entry reached the state machine damaged",
+				Action: "not applied; the member stops serving until restarted, when the log is checked again"})
+			n.goOwned("apply-broken", func() { n.logBroken() })
+		}
+		return false
+	}
+	return true
+}
+
+// storeFailed returns why this member's stores cannot go on: its log
+// failed to write, or an entry reached its state machine damaged.
+func (n *Node) storeFailed() error {
+	if p := n.applyBroken.Load(); p != nil {
+		return *p
+	}
+	if n.durableLog != nil {
+		return n.durableLog.failed()
+	}
+	return nil
+}
+
+// surveyTerms asks every other voter its current term, once a Raft timeout,
+// until all have answered, for a member whose term and vote record was
+// lost: it may have voted in any term up to the highest of them (a
+// candidate records its term before it asks for votes), and in none after,
+// which then becomes its vote floor (kept in the record, so that a restart
+// keeps it).
+func (n *Node) surveyTerms(g *voteGuard) {
+	for {
+		if floor, ok := n.askTerms(); ok {
+			if err := n.vote.SetVoteFloor(floor); err != nil {
+				n.log.Error("record the term this member may have voted in", "err", err)
+			} else {
+				g.floor.Store(floor)
+				n.log.Info("every voter told its term: this member votes again in terms past it", "term", floor)
+				return
+			}
+		}
+		select {
+		case <-time.After(n.cfg.RaftTimeout):
+		case <-n.quit:
+			return
+		}
+	}
+}
+
+// askTerms returns the highest current term among the other voters and
+// this member's own log, and whether every voter answered.
+func (n *Node) askTerms() (uint64, bool) {
+	term := n.logEnd().term
+	if r := n.raftNow(); r != nil {
+		term = max(term, r.CurrentTerm())
+	}
+	all := true
+	n.askVoters(0, fwdLogEnd, nil, func(_ int, reply []byte, err error) {
+		if err != nil || len(reply) < 24 { // an older zkraft does not say its term
+			all = false
+			return
+		}
+		term = max(term, binary.BigEndian.Uint64(reply[16:]))
+	})
+	return term, all
+}
+
+// voteLost reports whether this member's term and vote record was lost,
+// and the highest term it may have voted in (math.MaxUint64 until every
+// voter has told it its term).
+func (n *Node) voteLost() (bool, uint64) {
+	if n.vote == nil {
+		return false, 0
+	}
+	return n.vote.VoteLost()
+}
+
+// noFloor is a vote floor that forbids every term.
+const noFloor = math.MaxUint64
+
+// guard returns a cluster member's vote guard, nil if it has none.
+func (n *Node) guard() *voteGuard {
+	if n.trans == nil {
+		return nil
+	}
+	return n.trans.guard
+}
