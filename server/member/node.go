@@ -91,6 +91,8 @@ type Config struct {
 	commitTimeout time.Duration
 	// wrapLogStore, when set, wraps a durable member's log store (tests).
 	wrapLogStore func(raft.LogStore) raft.LogStore
+	// scrub, when set, changes a durable member's scrub settings (tests).
+	scrub func(*scrubber)
 	// olderPeerNet makes the member refuse AppendEntries connections and
 	// send its own over Raft's network transport, as a zkraft from before
 	// them did (tests of an upgrade member by member; see olderPeers).
@@ -245,6 +247,8 @@ type Node struct {
 	// true until it has them back; applyBroken is set once an entry
 	// reached the state machine damaged (see damage.go).
 	vote        *raftstore.VoteRecord
+	scrubber    *scrubber
+	raftLog     raft.LogStore // the log store Raft is given (durable members)
 	lostFrom    uint64
 	repairing   atomic.Bool
 	applyBroken atomic.Pointer[error]
@@ -383,6 +387,9 @@ func (n *Node) Start() error {
 		}
 	}
 	n.notices.start(n)
+	if n.scrubber != nil {
+		n.goOwned("scrub", n.scrub)
+	}
 	n.goOwned("leadership", n.watchLeadership)
 	n.goOwned("touches", n.reportTouches)
 	return nil

@@ -75,6 +75,7 @@ func (n *Node) startRaft(ctx context.Context) (*memStores, error) {
 		// Outermost: the entries Raft hands it are the ones it then sends
 		// and applies, so they are sealed before any of that.
 		logs = raftstore.NewCheckedLog(logs, n.noteFinding)
+		n.raftLog = logs
 	}
 	snaps = timedSnapshots{SnapshotStore: snaps, stats: &n.stats}
 	if !existing {
@@ -262,8 +263,14 @@ func (n *Node) raftStores(logger hclog.Logger) (raft.LogStore, raft.StableStore,
 	}
 	n.closers = append(n.closers, stores)
 	n.noteStores(stores)
+	snaps := raftstore.NewCheckedSnapshots(stores.Snapshots, n.cfg.DataDir, n.noteFinding, n.snapshotDamaged)
+	n.scrubber = &scrubber{log: stores.Log, snaps: snaps, rate: scrubRate, every: scrubInterval, first: scrubStart,
+		passes: make(chan struct{}, 1)}
+	if n.cfg.scrub != nil {
+		n.cfg.scrub(n.scrubber)
+	}
 	logs := newLogCache(stores.Log, cachedLogEntries, cachedLogBytes)
-	return logs, stores.Vote, stores.Snapshots, nil
+	return logs, stores.Vote, snaps, nil
 }
 
 // raftTransport returns the transport and the configuration to bootstrap:

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/hashicorp/raft"
 	"go.etcd.io/bbolt"
@@ -86,16 +87,34 @@ func segments(dir string) ([]string, error) {
 // snapshotIndex returns the index of the member's newest snapshot, 0 if
 // none.
 func snapshotIndex(dir string) uint64 {
+	index, _ := newest(dir)
+	return index
+}
+
+// newestSnapshot returns the directory of the member's newest snapshot, ""
+// if none.
+func newestSnapshot(dir string) string {
+	_, path := newest(dir)
+	return path
+}
+
+// newest returns the index and directory of the member's newest complete
+// snapshot, by its metadata (names do not sort by index).
+func newest(dir string) (uint64, string) {
 	metas, _ := filepath.Glob(filepath.Join(dir, "snapshots", "*", "meta.json"))
-	var newest uint64
+	var index uint64
+	var path string
 	for _, m := range metas {
+		if strings.HasSuffix(filepath.Dir(m), ".tmp") {
+			continue
+		}
 		b, err := os.ReadFile(m)
 		var meta raft.SnapshotMeta
-		if err == nil && json.Unmarshal(b, &meta) == nil {
-			newest = max(newest, meta.Index)
+		if err == nil && json.Unmarshal(b, &meta) == nil && meta.Index >= index {
+			index, path = meta.Index, filepath.Dir(m)
 		}
 	}
-	return newest
+	return index, path
 }
 
 func flipEntry(dir string, r *rand.Rand) (string, error) {
@@ -227,12 +246,11 @@ func damageTail(dir string, kind Kind, r *rand.Rand) (string, error) {
 }
 
 func damageSnapshot(dir string) (string, error) {
-	states, _ := filepath.Glob(filepath.Join(dir, "snapshots", "*", "state.bin"))
-	if len(states) == 0 {
+	newest := newestSnapshot(dir)
+	if newest == "" {
 		return "", ErrNothing
 	}
-	sort.Strings(states)
-	newest := states[len(states)-1]
+	newest = filepath.Join(newest, "state.bin")
 	var at int
 	err := edit(newest, func(b []byte) []byte {
 		if len(b) < 32 {
