@@ -45,6 +45,15 @@ func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
 	return s, nil
 }
 
+// CaptureTree captures the tree as it is now, with its node count, for a
+// reader that walks it while the FSM goes on (a digest, say); the caller
+// closes it.
+func (f *FSM) CaptureTree() (*tree.Snapshot, int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.tree.Snapshot(&f.mu), f.tree.Len()
+}
+
 // Keeper is a raft.SnapshotSink that can keep a snapshot's captured state
 // instead of its bytes, for a store that serializes it only when the
 // snapshot is opened (an in-memory store: most snapshots only let Raft

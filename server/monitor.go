@@ -176,6 +176,7 @@ var mntrKeys = []struct {
 	{"cnxn_closed_without_zk_server_running", KindCounter, always, func(in *monitorInputs) any { return in.st.notServing.Load() }},
 	{"sessionless_connections_expired", KindCounter, always, func(in *monitorInputs) any { return in.st.sessionless.Load() }},
 	{"looking_count", KindCounter, always, func(in *monitorInputs) any { return in.ms.Looking.Load() }},
+	{"digest_mismatches_count", KindCounter, always, func(in *monitorInputs) any { return in.ms.DigestMismatches.Load() }},
 	{"bytes_received_count", KindCounter, always, func(in *monitorInputs) any { return in.st.bytesReceived.Load() }},
 	{"connection_request_count", KindCounter, always, func(in *monitorInputs) any { return in.st.connRequests.Load() }},
 	{"response_bytes", KindCounter, always, func(in *monitorInputs) any { return in.st.responseBytes.Load() }},

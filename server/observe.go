@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/zkraft/zkraft/raftfsm"
+	"github.com/zkraft/zkraft/server/member"
 	"github.com/zkraft/zkraft/wire"
 )
 
@@ -109,7 +110,26 @@ type ClusterView struct {
 	Self    int // this member's id
 	Leader  int // the id of the member Raft names leader, 0 if none
 	Members []MemberStatus
+	Disk    DiskHealth // what this member found wrong with its disk, and the leader with members' trees
 }
+
+// DiskHealth is the damage a member found in its files (see
+// server/raftstore), and, on the leader, the members whose tree differed
+// from its own (digest mismatches).
+type DiskHealth struct {
+	Corruptions int64 // damage found in this member's files or entries
+	TornWrites  int64 // ends of appends a crash cut short, dropped
+	Repairing   bool  // getting back from the leader entries the damage lost
+	// DigestMismatches counts, on the leader, the times a member's tree
+	// differed from its own at the same zxid; LastMismatch is the newest,
+	// nil if none.
+	DigestMismatches int64
+	LastMismatch     *DigestMismatch
+}
+
+// DigestMismatch is a member whose tree's digest differed from the
+// leader's at the same zxid.
+type DigestMismatch = member.DigestMismatch
 
 // MemberStatus is one member in a ClusterView.
 type MemberStatus struct {
@@ -135,7 +155,7 @@ type MemberStatus struct {
 // Cluster returns the members as this member sees them, ordered by id.
 func (s *Server) Cluster() ClusterView {
 	self := s.cfg.ServerID
-	v := ClusterView{Self: self, Leader: s.node.LeaderID()}
+	v := ClusterView{Self: self, Leader: s.node.LeaderID(), Disk: s.diskHealth()}
 	last := s.fsm.LastZxid()
 	servers := s.node.Servers()
 	if len(servers) == 0 {
@@ -164,4 +184,15 @@ func (s *Server) Cluster() ClusterView {
 	}
 	slices.SortFunc(v.Members, func(a, b MemberStatus) int { return a.ID - b.ID })
 	return v
+}
+
+// diskHealth returns what this member found wrong with its disk.
+func (s *Server) diskHealth() DiskHealth {
+	st := s.node.Stats()
+	h := DiskHealth{Corruptions: st.Corruptions.Load(), TornWrites: st.TornWrites.Load(), Repairing: s.node.Repairing(),
+		DigestMismatches: st.DigestMismatches.Load()}
+	if m, ok := s.node.LastDigestMismatch(); ok {
+		h.LastMismatch = &m
+	}
+	return h
 }

@@ -479,16 +479,23 @@ func (t *Tree) relink(byPath map[string]nodeID, links []link) error {
 // /zookeeper/config, which each member sets for itself (SetConfig), as
 // ZooKeeper's digest leaves out its /zookeeper nodes.
 func (t *Tree) Digest() uint64 {
-	var sum uint64
-	var buf []byte
-	t.eachRecord(func(path []byte, r *record) {
-		if string(path) == ConfigPath {
-			return
-		}
-		buf = appendRecord(buf[:0], path, t.acls.get(r.n.acl), r)
-		h := fnv.New64a()
-		h.Write(buf)
-		sum += h.Sum64()
-	})
-	return sum
+	var d digester
+	t.eachRecord(func(path []byte, r *record) { d.add(path, t.acls.get(r.n.acl), r) })
+	return d.sum
+}
+
+// digester sums the hashes of node records, as Digest does.
+type digester struct {
+	sum uint64
+	buf []byte
+}
+
+func (d *digester) add(path []byte, acl []wire.ACL, r *record) {
+	if string(path) == ConfigPath {
+		return
+	}
+	d.buf = appendRecord(d.buf[:0], path, acl, r)
+	h := fnv.New64a()
+	h.Write(d.buf)
+	d.sum += h.Sum64()
 }

@@ -180,6 +180,31 @@ func TestTree_SnapshotIsPointInTime(t *testing.T) {
 	mustSameTree(t, expected, restored)
 }
 
+// TestSnapshot_DigestIsTheTreesAtTheSnapshot: a snapshot's digest is the
+// tree's when it was taken, whatever changes after.
+func TestSnapshot_DigestIsTheTreesAtTheSnapshot(t *testing.T) {
+	tr := newRichTree(t)
+	want := tr.Digest()
+	snap := tr.Snapshot(nil)
+	defer snap.Close()
+	_, code := tr.SetData(newCtx(40), "/app", []byte("changed"), -1)
+	require.Equal(t, wire.CodeOK, code)
+	mustSetACL(t, tr, 41, "/app/empty", []wire.ACL{{Perms: wire.PermAll, ID: bobID}})
+	require.Equal(t, wire.CodeOK, tr.Delete(newCtx(42), "/app/nil", -1))
+	mustCreatePath(t, tr, 43, "/new", []byte("n"))
+	tr.CloseSession(newCtx(44), sessA)
+	require.NotEqual(t, want, tr.Digest())
+
+	got, err := snap.Digest()
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+	now := tr.Snapshot(nil)
+	defer now.Close()
+	got, err = now.Digest()
+	require.NoError(t, err)
+	assert.Equal(t, tr.Digest(), got)
+}
+
 func TestTree_RestoreTruncated(t *testing.T) {
 	tr := newRichTree(t)
 	_, raw := mustRoundTrip(t, tr)

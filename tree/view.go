@@ -234,6 +234,39 @@ func (s *Snapshot) WriteTo(w io.Writer) (int64, error) {
 	return e.w.n, err
 }
 
+// Digest returns the digest of the tree as the snapshot holds it: what
+// Tree.Digest returned when the snapshot was taken, however the tree has
+// changed since. It must not be called with the guard held.
+func (s *Snapshot) Digest() (uint64, error) {
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		return 0, ErrSnapshotClosed
+	}
+	s.writers++
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.writers--
+		last := s.writers == 0 && s.closing
+		s.mu.Unlock()
+		if last {
+			s.end()
+		}
+	}()
+	var d digester
+	e := newEncoder(io.Discard, 0, nil) // nothing is encoded: walk only pauses on it
+	err := s.walk(e, func(parent *walkFrame, path []byte, k *kept) {
+		var seq uint32
+		if parent != nil {
+			seq = parent.seq
+		}
+		r := s.record(path, k, seq)
+		d.add(path, s.acls[k.n.acl], &r)
+	}, nil)
+	return d.sum, err
+}
+
 // walkFrame is a parent on walk's path: its children as the snapshot has
 // them, and the place of the next one to visit.
 type walkFrame struct {

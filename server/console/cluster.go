@@ -2,6 +2,7 @@ package console
 
 import (
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/zkraft/zkraft/server"
@@ -32,6 +33,28 @@ type Cluster struct {
 	Leader  int      `json:"leader"`
 	Members []Member `json:"members"`
 	Holds   Holdings `json:"holds"`
+	Disk    Disk     `json:"disk"`
+}
+
+// Disk is what this member found wrong with its disk and, on the leader,
+// with the members' trees (server.DiskHealth).
+type Disk struct {
+	Corruptions      int64 `json:"corruptions"`
+	TornWrites       int64 `json:"tornWrites"`
+	Repairing        bool  `json:"repairing"`
+	DigestMismatches int64 `json:"digestMismatches"`
+	// LastMismatch is the newest member whose tree differed from the
+	// leader's, nil if none.
+	LastMismatch *Mismatch `json:"lastMismatch,omitempty"`
+}
+
+// Mismatch is a member whose tree's digest differed from the leader's.
+type Mismatch struct {
+	Member   int    `json:"member"`
+	Zxid     string `json:"zxid"` // hex, as ZooKeeper shows zxids
+	MsAgo    int64  `json:"msAgo"`
+	Leader   string `json:"leaderDigest"`
+	Differed string `json:"memberDigest"`
 }
 
 // Holdings counts what this member's copy of the state holds.
@@ -54,7 +77,12 @@ func (c *Console) cluster(w http.ResponseWriter, r *http.Request) {
 }
 
 func clusterOf(v server.ClusterView, now time.Time) Cluster {
-	out := Cluster{Self: v.Self, Leader: v.Leader, Members: []Member{}}
+	out := Cluster{Self: v.Self, Leader: v.Leader, Members: []Member{}, Disk: Disk{Corruptions: v.Disk.Corruptions,
+		TornWrites: v.Disk.TornWrites, Repairing: v.Disk.Repairing, DigestMismatches: v.Disk.DigestMismatches}}
+	if m := v.Disk.LastMismatch; m != nil {
+		out.Disk.LastMismatch = &Mismatch{Member: m.Member, Zxid: "0x" + strconv.FormatUint(m.Zxid, 16),
+			MsAgo: now.Sub(m.At).Milliseconds(), Leader: strconv.FormatUint(m.Leader, 16), Differed: strconv.FormatUint(m.Ours, 16)}
+	}
 	for _, m := range v.Members {
 		mm := Member{ID: m.ID, Role: m.Role, Self: m.ID == v.Self, RaftAddr: m.RaftAddr, Client: m.Client,
 			Applied: m.Applied, Lag: m.Lag, HeardMsAgo: -1}

@@ -25,6 +25,7 @@ const (
 	fwdGone       byte = 6 // a leader's id (uint32); reply: gone for the member asked (byte), its last log term and index
 	fwdLogEnd     byte = 7 // nothing; reply: the member's last log term and index (see voteGuard), then its current term (surveyTerms)
 	fwdPrepare    byte = 8 // a command the leader prepares (Host.Prepare), then proposes; reply as fwdApply
+	fwdDigest     byte = 9 // the member's newest tree digest: zxid, digest (see digest.go); no reply (an older leader ignores it)
 
 	fwdOK  byte = 0
 	fwdErr byte = 1
@@ -158,6 +159,8 @@ func (n *Node) serveForward(nc net.Conn) {
 			replies <- n.applyForwarded(typ, id, n.host.Prepare(append([]byte(nil), payload...)))
 		case fwdTouch:
 			n.touchRemote(nc, payload)
+		case fwdDigest:
+			n.digestReported(nc, payload)
 		case fwdRevalidate:
 			replies <- n.revalidateFor(typ, id, payload)
 		case fwdSync:

@@ -283,6 +283,9 @@ func (n *Node) reportTouches() {
 		n.mu.Unlock()
 		if c, err := n.fwd.client(n.holdDeadline()); err == nil {
 			c.send(fwdTouch, payload, nil)
+			if d := n.digestToSend(); d != nil {
+				c.send(fwdDigest, d, nil)
+			}
 		}
 	}
 }

@@ -91,6 +91,8 @@ type Config struct {
 	commitTimeout time.Duration
 	// wrapLogStore, when set, wraps a durable member's log store (tests).
 	wrapLogStore func(raft.LogStore) raft.LogStore
+	// digestBase, when set, replaces digestBase (tests).
+	digestBase uint64
 	// scrub, when set, changes a durable member's scrub settings (tests).
 	scrub func(*scrubber)
 	// olderPeerNet makes the member refuse AppendEntries connections and
@@ -247,6 +249,7 @@ type Node struct {
 	// true until it has them back; applyBroken is set once an entry
 	// reached the state machine damaged (see damage.go).
 	vote        *raftstore.VoteRecord
+	digests     *digests // a cluster member's digests of its tree (see digest.go)
 	scrubber    *scrubber
 	raftLog     raft.LogStore // the log store Raft is given (durable members)
 	lostFrom    uint64
@@ -325,6 +328,11 @@ func New(cfg Config, fsm *raftfsm.FSM, host Host) *Node {
 	n.known.Store(&known)
 	if cfg.Clustered() {
 		n.notices = &commitNotices{}
+		base := uint64(digestBase)
+		if cfg.digestBase > 0 {
+			base = cfg.digestBase
+		}
+		n.digests = newDigests(base)
 	}
 	return n
 }

@@ -90,6 +90,9 @@ func (n *Node) startRaft(ctx context.Context) (*memStores, error) {
 	if n.cfg.DataDir != "" {
 		nf.check, nf.failed = n.applyCheck, n.storeFailed
 	}
+	if n.digests != nil {
+		nf.batch = n.applyDigested
+	}
 	if overlap != nil {
 		nf.durable = func(index uint64) bool {
 			// An entry a leader said is committed is on a majority's disks

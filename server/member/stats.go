@@ -48,6 +48,10 @@ type Stats struct {
 	// ends of appends a crash cut short, dropped as they were never
 	// acknowledged ("torn write").
 	Corruptions, TornWrites atomic.Int64
+	// DigestMismatches counts, on the leader, the members whose tree's
+	// digest differed from its own at the same zxid
+	// (zk_digest_mismatches_count; see digest.go).
+	DigestMismatches atomic.Int64
 
 	lastSnapIndex atomic.Uint64 // the newest snapshot's index, 0 for none
 	lastSnapAt    atomic.Int64  // when it was written, unix ns

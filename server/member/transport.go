@@ -446,6 +446,9 @@ type notifyingFSM struct {
 	// are applied, and reports false if one is damaged (applyCheck): none
 	// is applied then, nor later.
 	check func([]*raft.Log) bool
+	// batch, when set, applies a batch in place of the FSM's ApplyBatch
+	// (a cluster member's digests: applyDigested).
+	batch func(*raftfsm.FSM, []*raft.Log) []any
 }
 
 // Snapshot captures the state, unless no one will ever read it.
@@ -515,6 +518,9 @@ func (f notifyingFSM) ApplyBatch(logs []*raft.Log) []any {
 		if f.applied != nil {
 			f.applied.Store(last.Index)
 		}
+	}
+	if f.batch != nil {
+		return f.batch(f.FSM, logs)
 	}
 	return f.FSM.ApplyBatch(logs)
 }

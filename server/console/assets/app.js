@@ -269,6 +269,20 @@ function ago(ms) {
   return Math.round(ms / 3600000) + " h ago";
 }
 
+// diskRows says what the member found wrong with its disk and, on the
+// leader, with the members' trees.
+function diskRows(d) {
+  if (!d) return [];
+  const rows = [
+    ["disk damage found", d.corruptions + (d.tornWrites ? ` (and ${d.tornWrites} torn writes dropped)` : "")],
+    ["repairing from the leader", d.repairing ? "yes" : "no"],
+    ["digest mismatches", d.digestMismatches],
+  ];
+  const m = d.lastMismatch;
+  if (m) rows.push(["last digest mismatch", `member ${m.member} at zxid ${m.zxid}, ${ago(m.msAgo)}`]);
+  return rows;
+}
+
 async function loadCluster() {
   const tbody = document.querySelector("#members tbody");
   let c;
@@ -288,6 +302,7 @@ async function loadCluster() {
   document.getElementById("holds").replaceChildren(...[
     ["znodes", h.znodes], ["ephemeral znodes", h.ephemerals], ["data", h.dataBytes + " bytes"],
     ["sessions (all members')", h.sessions], ["watches (this member's clients)", h.watches],
+    ...diskRows(c.disk),
   ].map(([k, v]) => el("tr", { "data-key": k }, el("th", {}, k), el("td", { class: "mono" }, v))));
   const self = c.members.find((m) => m.self);
   if (self) document.getElementById("member").textContent = `member ${c.self} · ${self.role}`;
