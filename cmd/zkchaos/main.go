@@ -49,6 +49,8 @@ type summary struct {
 	Watches       int            `json:"watches"`
 	Indeterminate int            `json:"indeterminate"`
 	FailedReads   int            `json:"failed_reads"`
+	Damaged       int            `json:"damaged_members"`  // restarted after their files were damaged
+	Repaired      int            `json:"repaired_members"` // of them, serving again, repaired, in time
 	Faults        map[string]int `json:"faults"`
 	Violations    int            `json:"violations"`
 	Windows       int            `json:"windows"`
@@ -160,6 +162,8 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 		sum.Watches += res.WatchesSet
 		sum.Indeterminate += res.Indeterminate
 		sum.FailedReads += res.Failed
+		sum.Damaged += res.Damaged
+		sum.Repaired += res.Repaired
 		for k, v := range res.Faults {
 			sum.Faults[k] += v
 		}
@@ -179,7 +183,8 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 		for _, p := range []struct {
 			what     string
 			problems []string
-		}{{"the queue", res.QueueProblems}, {"the lock", res.LockProblems}, {"the ephemerals", res.EphemeralProblems}, {"the watches", res.WatchProblems}} {
+		}{{"the queue", res.QueueProblems}, {"the lock", res.LockProblems}, {"the ephemerals", res.EphemeralProblems},
+			{"the watches", res.WatchProblems}, {"the repairs", res.DamageProblems}} {
 			if len(p.problems) > 0 {
 				sum.Violations++
 				fmt.Fprintf(stdout, "VIOLATION in window %d (seed %d), %s:\n  %s\n", w+1, res.Seed, p.what,
@@ -198,9 +203,10 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 		share = 100 * float64(sum.Indeterminate) / float64(sum.Ops)
 	}
 	fmt.Fprintf(stdout, "zkchaos: %d operations checked in %d windows over %.0f s, %d indeterminate (%.2f%%), %d failed reads, "+
-		"%d sequential creates, %d lock holds (%d fenced writes), %d ephemeral owner sessions, %d watches; faults: %s; violations: %d\n",
+		"%d sequential creates, %d lock holds (%d fenced writes), %d ephemeral owner sessions, %d watches, "+
+		"%d members damaged and restarted (%d repaired); faults: %s; violations: %d\n",
 		sum.Ops, sum.Windows, sum.Seconds, sum.Indeterminate, share, sum.FailedReads, sum.QueueCreates,
-		sum.LockHolds, sum.LockFenced, sum.Ephemerals, sum.Watches, strings.Join(kinds, " "), sum.Violations)
+		sum.LockHolds, sum.LockFenced, sum.Ephemerals, sum.Watches, sum.Damaged, sum.Repaired, strings.Join(kinds, " "), sum.Violations)
 	if *asJSON {
 		b, _ := json.Marshal(sum)
 		fmt.Fprintln(stdout, string(b))

@@ -79,8 +79,13 @@ type Result struct {
 	// showed a change with its event received first, and problems.
 	WatchesSet, WatchEvents, WatchOrdered int
 	WatchProblems                         []string
-	info                                  porcupine.LinearizationInfo
-	model                                 porcupine.Model
+	// Damaged members: restarted after their files were damaged, those of
+	// them that served again, repaired, within repairWithin, and what the
+	// others did not.
+	Damaged, Repaired int
+	DamageProblems    []string
+	info              porcupine.LinearizationInfo
+	model             porcupine.Model
 }
 
 // Linearizable reports whether the checker accepted the history.
@@ -92,7 +97,7 @@ func (r *Result) Linearizable() bool { return r.Verdict == porcupine.Ok }
 // its session, and every watch fired once, before a reply showed its change.
 func (r *Result) OK() bool {
 	return r.Linearizable() && len(r.QueueProblems) == 0 && len(r.LockProblems) == 0 &&
-		len(r.EphemeralProblems) == 0 && len(r.WatchProblems) == 0
+		len(r.EphemeralProblems) == 0 && len(r.WatchProblems) == 0 && len(r.DamageProblems) == 0
 }
 
 // Visualize writes porcupine's HTML view of the history to path.
@@ -192,8 +197,10 @@ func Run(ctx context.Context, target Target, cfg Config) (*Result, error) {
 		}
 	})
 	wg.Wait()
+	nem.checks.Wait()
 
 	res := &Result{Seed: cfg.Seed, Faults: nem.faults(), model: registerModel.ToModel()}
+	res.Damaged, res.Repaired, res.DamageProblems = nem.damaged, nem.repaired, nem.problems
 	for _, n := range failed {
 		res.Failed += n
 	}
@@ -367,9 +374,11 @@ func (r *Result) Summary() string {
 	}
 	return fmt.Sprintf("seed %d: %d operations checked (%d indeterminate, %d failed reads not checked), faults [%s], "+
 		"verdict %s; %d sequential creates, %s; %d lock holds (%d fenced writes, %d lost), %s; "+
-		"%d ephemeral owner sessions (%d checks), %s; %d watches (%d events, %d seen before the change), %s",
+		"%d ephemeral owner sessions (%d checks), %s; %d watches (%d events, %d seen before the change), %s; "+
+		"%d members damaged and restarted, %d repaired, %s",
 		r.Seed, r.Ops, r.Indeterminate, r.Failed, strings.Join(faults, " "), r.Verdict, r.QueueCreates,
 		verdict("queue", r.QueueProblems), r.LockHolds, r.LockFenced, r.LockLost, verdict("lock", r.LockProblems),
 		r.EphemeralSessions, r.EphemeralChecks, verdict("ephemerals", r.EphemeralProblems),
-		r.WatchesSet, r.WatchEvents, r.WatchOrdered, verdict("watches", r.WatchProblems))
+		r.WatchesSet, r.WatchEvents, r.WatchOrdered, verdict("watches", r.WatchProblems),
+		r.Damaged, r.Repaired, verdict("repairs", r.DamageProblems))
 }

@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -49,6 +50,24 @@ type Pauser interface {
 // it restarts empty.
 type Wiper interface{ Wipe(i int) }
 
+// Damager damages a killed durable member's files as a failing disk would
+// (server/raftstore/damage: bytes flipped in an entry, a block zeroed, a
+// file cut short, the last append torn, a snapshot, the term and vote record
+// or the log's metadata damaged), choosing the kind and place with r, and
+// says what it did. A Repairer tells whether such a member, restarted,
+// serves again with what it lost back from the others.
+type Damager interface {
+	Damage(i int, r *rand.Rand) (string, error)
+}
+
+// Repairer reports whether member i serves and is no longer getting back
+// entries it lost (mntr zk_repairing 0).
+type Repairer interface{ Repaired(i int) bool }
+
+// repairWithin is how long a damaged member has, from its restart, to
+// serve again, repaired.
+const repairWithin = 30 * time.Second
+
 // Lagger tells how far each member's state is behind the furthest, in
 // transactions (-1 for a member that is down or does not answer), and
 // whether members keep their state on disk. A fault that destroys a
@@ -93,20 +112,21 @@ const (
 	FaultPartition      = "partition-minority"
 	FaultBridge         = "partition-bridge"
 	FaultDropClientConn = "drop-client-connections"
-	FaultLinkDelay      = "link-delay" // a member's links to the others slow
-	FaultLinkLoss       = "link-loss"  // a member's links lose messages
-	FaultClockStep      = "clock-step" // a member's wall clock stepped by minutes to hours
+	FaultLinkDelay      = "link-delay"           // a member's links to the others slow
+	FaultLinkLoss       = "link-loss"            // a member's links lose messages
+	FaultClockStep      = "clock-step"           // a member's wall clock stepped by minutes to hours
+	FaultCorrupt        = "kill-corrupt-restart" // a member killed, its files damaged, restarted
 )
 
 // faultKinds are the faults the nemesis picks from.
 var faultKinds = []string{FaultKillLeader, FaultKillFollower, FaultWipeRestart, FaultPause, FaultIsolateLeader,
-	FaultPartition, FaultBridge, FaultDropClientConn, FaultLinkDelay, FaultLinkLoss, FaultClockStep}
+	FaultPartition, FaultBridge, FaultDropClientConn, FaultLinkDelay, FaultLinkLoss, FaultClockStep, FaultCorrupt}
 
 // faultClass groups the faults that act on the same thing: two faults at
 // once are of different classes, so that undoing one leaves the other.
 func faultClass(kind string) string {
 	switch kind {
-	case FaultKillLeader, FaultKillFollower, FaultWipeRestart, FaultPause:
+	case FaultKillLeader, FaultKillFollower, FaultWipeRestart, FaultPause, FaultCorrupt:
 		return "process"
 	case FaultDropClientConn:
 		return "clients"
@@ -124,6 +144,7 @@ func FaultKinds(t Target) []string {
 	_, wipes := t.(Wiper)
 	_, degrades := t.(Degrader)
 	_, steps := t.(ClockStepper)
+	_, damages := t.(Damager)
 	var out []string
 	for _, k := range faultKinds {
 		switch k {
@@ -151,6 +172,10 @@ func FaultKinds(t Target) []string {
 			if !steps {
 				continue
 			}
+		case FaultCorrupt:
+			if !damages {
+				continue
+			}
 		}
 		out = append(out, k)
 	}
@@ -171,8 +196,12 @@ type nemesis struct {
 	interval [2]time.Duration // the calm between faults
 	log      func(format string, args ...any)
 
-	mu     sync.Mutex
-	counts map[string]int
+	mu       sync.Mutex
+	counts   map[string]int
+	damaged  int      // members damaged and restarted
+	repaired int      // of them, those that served again, repaired, in time
+	problems []string // those that did not
+	checks   sync.WaitGroup
 }
 
 func (n *nemesis) between(r [2]time.Duration) time.Duration {
@@ -326,14 +355,57 @@ func (n *nemesis) inject(kind string) func() {
 		n.log("nemesis: drop the client connections of member %d", victim)
 		t.(ConnDropper).DropClientConnections(victim)
 		return func() {}
+	case FaultCorrupt:
+		return n.damage(n.rng.IntN(members))
 	}
 	return nil
+}
+
+// damage kills member victim, damages its files and returns what restarts
+// it and then checks that it serves again, repaired, within repairWithin.
+func (n *nemesis) damage(victim int) func() {
+	t := n.target
+	t.Kill(victim)
+	what, err := t.(Damager).Damage(victim, n.rng)
+	if err != nil {
+		n.log("nemesis: kill member %d; its files hold nothing to damage (%v)", victim, err)
+		return func() { n.log("nemesis: restart member %d", victim); t.Restart(victim) }
+	}
+	n.log("nemesis: kill member %d and damage its files: %s", victim, what)
+	return func() {
+		n.log("nemesis: restart member %d, damaged", victim)
+		t.Restart(victim)
+		n.mu.Lock()
+		n.damaged++
+		n.mu.Unlock()
+		r, ok := t.(Repairer)
+		if !ok {
+			return
+		}
+		n.checks.Go(func() {
+			start := time.Now()
+			for !r.Repaired(victim) {
+				if time.Since(start) > repairWithin {
+					n.mu.Lock()
+					n.problems = append(n.problems, fmt.Sprintf("member %d did not serve again, repaired, within %v of its restart after: %s",
+						victim, repairWithin, what))
+					n.mu.Unlock()
+					return
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			n.log("nemesis: member %d serves again, repaired, %v after its restart", victim, time.Since(start).Round(time.Millisecond))
+			n.mu.Lock()
+			n.repaired++
+			n.mu.Unlock()
+		})
+	}
 }
 
 // destructive reports whether a fault of kind destroys a member's state.
 func (n *nemesis) destructive(kind string) bool {
 	switch kind {
-	case FaultWipeRestart:
+	case FaultWipeRestart, FaultCorrupt:
 		return true
 	case FaultKillLeader, FaultKillFollower:
 		l, ok := n.target.(Lagger)

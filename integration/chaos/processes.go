@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -13,12 +14,14 @@ import (
 	"time"
 
 	"github.com/zkraft/zkraft/integration/visibility"
+	"github.com/zkraft/zkraft/server/raftstore/damage"
 )
 
 // Processes is a cluster of zkraft processes, each started from its own
 // zoo.cfg and data dir as on separate hosts, on loopback ports the OS
 // chose. It is a Target, a Pauser and a Wiper (kill -9, SIGSTOP/SIGCONT,
-// a restart with the data dir emptied), a Partitioner and a Degrader (each
+// a restart with the data dir emptied), a Damager and a Repairer (a
+// durable member's files damaged while it is down), a Partitioner and a Degrader (each
 // member reaches every other through proxies of its own, -peer-via, which
 // cut, delay and break one link's traffic), and a ClockStepper (each
 // member's wall clock runs off the machine's by what its
@@ -339,4 +342,35 @@ func holdPorts(n int) (ports []int, release func(), err error) {
 		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
 	}
 	return ports, release, nil
+}
+
+// Damage implements Damager: one kind of damage, chosen with r, to the
+// killed member's files (durable members only).
+func (p *Processes) Damage(i int, r *rand.Rand) (string, error) {
+	if !p.durable {
+		return "", damage.ErrNothing
+	}
+	kind := damage.Kinds[r.IntN(len(damage.Kinds))]
+	what, err := damage.Apply(p.dataDir(i), kind, r)
+	return string(kind) + ": " + what, err
+}
+
+// Repaired implements Repairer: the member answers mntr as a leader or a
+// follower, with zk_repairing 0.
+func (p *Processes) Repaired(i int) bool {
+	out, err := visibility.FourLetterWord(p.clients[i], "mntr", time.Second)
+	if err != nil {
+		return false
+	}
+	serving, repairing := false, true
+	for line := range strings.Lines(out) {
+		k, v, _ := strings.Cut(strings.TrimSpace(line), "\t")
+		switch k {
+		case "zk_server_state":
+			serving = v == "leader" || v == "follower"
+		case "zk_repairing":
+			repairing = v != "0"
+		}
+	}
+	return serving && !repairing
 }
