@@ -49,10 +49,16 @@ type Processes struct {
 // A start that fails (a port the OS handed to another process between
 // choosing it and the member's listen) is tried again on new ports, twice.
 func StartProcesses(bin, dir string, n int, logStore string) (*Processes, error) {
+	return StartProcessesConfig(bin, dir, n, logStore, "")
+}
+
+// StartProcessesConfig is StartProcesses with extra lines in every member's
+// zoo.cfg (snapCount=1000, say).
+func StartProcessesConfig(bin, dir string, n int, logStore, extra string) (*Processes, error) {
 	var err error
 	for range 3 {
 		var p *Processes
-		if p, err = startProcesses(bin, dir, n, logStore); err == nil {
+		if p, err = startProcesses(bin, dir, n, logStore, extra); err == nil {
 			return p, nil
 		}
 		for i := range n { // the next try starts afresh
@@ -62,7 +68,7 @@ func StartProcesses(bin, dir string, n int, logStore string) (*Processes, error)
 	return nil, err
 }
 
-func startProcesses(bin, dir string, n int, logStore string) (*Processes, error) {
+func startProcesses(bin, dir string, n int, logStore, extra string) (*Processes, error) {
 	durable := logStore != ""
 	// The members' ports stay held while the proxies listen on ports of the
 	// OS's choosing, which could otherwise be one of them (a member then
@@ -112,6 +118,7 @@ func startProcesses(bin, dir string, n int, logStore string) (*Processes, error)
 		if durable {
 			cfg += "dataDir=" + data + "\nzkraft.logStore=" + logStore + "\n"
 		}
+		cfg += extra
 		if err := os.WriteFile(p.config(i), []byte(cfg+servers.String()), 0o644); err != nil {
 			p.links.close()
 			return nil, err
@@ -149,6 +156,12 @@ func (p *Processes) allServing() bool {
 
 func (p *Processes) member(i int) string  { return filepath.Join(p.dir, fmt.Sprintf("n%d", i+1)) }
 func (p *Processes) dataDir(i int) string { return filepath.Join(p.member(i), "data") }
+
+// DataDir returns member i's data dir.
+func (p *Processes) DataDir(i int) string { return p.dataDir(i) }
+
+// LogFile returns member i's server log.
+func (p *Processes) LogFile(i int) string { return filepath.Join(p.member(i), "server.log") }
 func (p *Processes) config(i int) string  { return filepath.Join(p.member(i), "zoo.cfg") }
 func (p *Processes) clockFile(i int) string {
 	return filepath.Join(p.member(i), "clock-offset")

@@ -177,8 +177,9 @@ func openLog(cfg Config, rep *Report) (Log, logLoss, error) {
 	if t.lastIntact > 0 {
 		f.What += fmt.Sprintf("; the segment held at least up to index %d", t.lastIntact)
 	}
-	rep.Findings = append(rep.Findings, f)
-	return store, logLoss{from: lastKept + 1, cut: t.short, lastIntact: t.lastIntact}, nil
+	// Reported once the scan of the entries has said where the log is cut
+	// (logPlan.apply): the same damage, told once.
+	return store, logLoss{from: lastKept + 1, cut: t.short, lastIntact: t.lastIntact, finding: &f, base: o.tailBase}, nil
 }
 
 // openSnapshots opens Raft's snapshot store in dataDir and makes sure the

@@ -14,6 +14,10 @@ type logLoss struct {
 	all        bool   // the log could not be opened and starts again empty
 	cut        bool   // a file was cut short: what followed is gone
 	lastIntact uint64 // the highest intact entry seen past the damage
+	// finding is the damage found in the segment being appended to, whose
+	// first entry is base, not yet reported.
+	finding *Finding
+	base    uint64
 }
 
 // logPlan is what Open does to a log so that Raft can start from it: cut
@@ -114,9 +118,19 @@ func (p *logPlan) describe(rep Report) string {
 // apply carries the plan out and notes what it did in rep.
 func (p *logPlan) apply(log raft.LogStore, rep *Report) error {
 	rep.First, rep.Last = p.first, p.last
+	if f := p.loss.finding; f != nil {
+		if p.bad >= p.loss.base && p.bad > 0 { // the damage the segment's scan found: told once
+			f.Index, f.What = p.bad, f.What+"; at index "+fmt.Sprint(p.bad)+": "+p.why
+			f.Action = fmt.Sprintf("dropped the log from index %d on; the leader sends it again", p.bad)
+			p.why = ""
+		}
+		rep.Findings = append(rep.Findings, *f)
+	}
 	if p.bad > 0 {
-		rep.Findings = append(rep.Findings, Finding{Index: p.bad, Offset: -1, What: p.why,
-			Action: fmt.Sprintf("dropped the log from index %d on; the leader sends it again", p.bad)})
+		if p.why != "" {
+			rep.Findings = append(rep.Findings, Finding{Index: p.bad, Offset: -1, What: p.why,
+				Action: fmt.Sprintf("dropped the log from index %d on; the leader sends it again", p.bad)})
+		}
 		if p.bad > p.first {
 			if err := log.DeleteRange(p.bad, p.last); err != nil {
 				return fmt.Errorf("drop the damaged raft log from index %d: %w", p.bad, err)
