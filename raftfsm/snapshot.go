@@ -161,8 +161,13 @@ func readHeader(r io.Reader) (int64, map[int64]*Session, error) {
 	if n > maxHeader || int(n) < len(snapshotMagic)+1 {
 		return 0, nil, fmt.Errorf("%w: header length %d", ErrBadSnapshot, n)
 	}
-	frame := make([]byte, n)
-	if _, err := io.ReadFull(r, frame); err != nil {
+	// Read as it comes rather than into a buffer of the size the prefix
+	// claims: a damaged prefix must not make the member allocate a GiB.
+	frame, err := io.ReadAll(io.LimitReader(r, int64(n)))
+	if err == nil && len(frame) != int(n) {
+		err = io.ErrUnexpectedEOF
+	}
+	if err != nil {
 		return 0, nil, fmt.Errorf("%w: header: %w", ErrBadSnapshot, err)
 	}
 	if string(frame[:len(snapshotMagic)]) != snapshotMagic || frame[len(snapshotMagic)] != snapshotVersion {

@@ -162,7 +162,13 @@ func fill(o options, s system, a *acked, rng *rand.Rand) error {
 	}
 	for i := range o.nodes {
 		path, v := fmt.Sprintf("/t/k-%05d", i), fmt.Sprintf("v-%05d-%08x", i, rng.Uint32())
-		if _, err := retry(func() (string, error) { return c.Create(path, []byte(v), 0, zk.WorldACL(zk.PermAll)) }); err != nil {
+		_, err := retry(func() (string, error) { return c.Create(path, []byte(v), 0, zk.WorldACL(zk.PermAll)) })
+		if errors.Is(err, zk.ErrNodeExists) { // made by a try whose answer a lost connection took
+			if got, _, gerr := c.Get(path); gerr == nil && string(got) == v {
+				err = nil
+			}
+		}
+		if err != nil {
 			return fmt.Errorf("create %s: %w", path, err)
 		}
 		a.set(path, v)
@@ -363,6 +369,11 @@ var evidencePattern = map[string]*regexp.Regexp{
 	"realzk": regexp.MustCompile(`CRC|[Pp]artial|[Cc]orrupt|Exception|ERROR|Unable to load|Unexpected`),
 }
 
+var primaryPattern = map[string]*regexp.Regexp{
+	"zkraft": regexp.MustCompile(`corruption detected|torn write`),
+	"realzk": regexp.MustCompile(`CRC|[Pp]artial|[Cc]orrupt|Unable to load`),
+}
+
 func evidence(path string, from int64, sys string) []string {
 	f, err := os.Open(path)
 	if err != nil {
@@ -372,16 +383,19 @@ func evidence(path string, from int64, sys string) []string {
 	if _, err := f.Seek(from, 0); err != nil {
 		return nil
 	}
-	var out []string
+	var first, rest []string // the system's own words for damage first
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() && len(out) < 3 {
+	for sc.Scan() && len(first)+len(rest) < 4 {
 		line := sc.Text()
-		if evidencePattern[sys].MatchString(line) {
-			out = append(out, shorten(line))
+		switch {
+		case primaryPattern[sys].MatchString(line):
+			first = append(first, shorten(line))
+		case evidencePattern[sys].MatchString(line):
+			rest = append(rest, shorten(line))
 		}
 	}
-	return out
+	return append(first, rest...)
 }
 
 // shorten keeps a log line's message and its most telling fields.

@@ -89,7 +89,7 @@ func (n *Node) scrubPass() error {
 		if n.stopping() {
 			return ErrClosed
 		}
-		err := s.log.GetLog(i, &l)
+		err := raftstore.ReadEntry(s.log, i, &l)
 		switch {
 		case errors.Is(err, raft.ErrLogNotFound):
 			continue // dropped meanwhile (compaction)

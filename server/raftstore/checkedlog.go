@@ -3,6 +3,7 @@ package raftstore
 import (
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"sync"
 
 	"github.com/hashicorp/raft"
@@ -54,7 +55,7 @@ func (c *CheckedLog) StoreLogs(logs []*raft.Log) error {
 // GetLog implements raft.LogStore: a damaged entry, or one the store
 // cannot decode, reads as raft.ErrLogNotFound.
 func (c *CheckedLog) GetLog(index uint64, l *raft.Log) error {
-	err := c.LogStore.GetLog(index, l)
+	err := ReadEntry(c.LogStore, index, l)
 	switch {
 	case errors.Is(err, raft.ErrLogNotFound):
 		return raft.ErrLogNotFound // Raft compares with ==
@@ -83,6 +84,20 @@ func (c *CheckedLog) reportOnce(index uint64, f Finding) {
 	if first && c.report != nil {
 		c.report(f)
 	}
+}
+
+// ReadEntry reads the entry at index from store, turning a panic of the
+// store's decoding (raft-wal's panics on a varint longer than 64 bits, bbolt
+// on a damaged page) or a fault on a mapped file into an error wrapping
+// ErrDamaged: a damaged entry must never stop the process.
+func ReadEntry(store raft.LogStore, index uint64, l *raft.Log) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: reading entry %d: %v", ErrDamaged, index, r)
+		}
+	}()
+	return store.GetLog(index, l)
 }
 
 // maxReported bounds the indexes a CheckedLog remembers having reported.

@@ -25,6 +25,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
+	"github.com/hashicorp/raft-wal/types"
 )
 
 // The kinds of log store.
@@ -42,6 +43,9 @@ type Config struct {
 	SegmentSize     int    // raft-wal's segment size, 0 for its default
 	RetainSnapshots int
 	Logger          hclog.Logger // for raft-wal and the snapshot store
+	// WrapVFS, when set, wraps the file system under raft-wal's segments
+	// (tests: package faultfs).
+	WrapVFS func(types.VFS) types.VFS
 	// Repair lets Open drop what it cannot read, knowing that other
 	// members hold it (a cluster member). Without it, Open fails rather
 	// than lose an entry that may have been acknowledged (a standalone
@@ -150,7 +154,7 @@ func openLog(cfg Config, rep *Report) (Log, logLoss, error) {
 		rep.Findings = append(rep.Findings, findings...)
 		return store, logLoss{all: len(findings) > 0}, nil
 	}
-	store, o, err := openWAL(cfg.LogPath, cfg.SegmentSize, cfg.Repair, cfg.Logger)
+	store, o, err := openWAL(cfg.LogPath, cfg.SegmentSize, cfg.Repair, cfg.Logger, cfg.WrapVFS)
 	if err != nil {
 		return nil, logLoss{}, fmt.Errorf("open raft log %s: %w", cfg.LogPath, err)
 	}

@@ -50,7 +50,7 @@ func scanLog(log raft.LogStore, snapshot uint64, rep *Report) (logPlan, error) {
 	}
 	var l raft.Log
 	for i := max(p.first, snapshot+1); i <= p.last; i++ {
-		if err := guarded(func() error { return log.GetLog(i, &l) }); err != nil {
+		if err := ReadEntry(log, i, &l); err != nil {
 			p.bad, p.why = i, "the entry cannot be read: "+err.Error()
 			break
 		}

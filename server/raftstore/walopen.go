@@ -54,7 +54,7 @@ type walOpening struct {
 // all is moved aside and begun again.
 //
 // Without repair, nothing is moved aside: what cannot be read is an error.
-func openWAL(path string, segmentSize int, repair bool, logger hclog.Logger) (walStore, walOpening, error) {
+func openWAL(path string, segmentSize int, repair bool, logger hclog.Logger, wrap func(types.VFS) types.VFS) (walStore, walOpening, error) {
 	var o walOpening
 	if err := os.MkdirAll(path, 0o755); err != nil {
 		return walStore{}, o, err
@@ -67,7 +67,7 @@ func openWAL(path string, segmentSize int, repair bool, logger hclog.Logger) (wa
 			return walStore{}, o, err
 		}
 	}
-	s, err := tryOpenWAL(path, segmentSize, repair, logger, &o)
+	s, err := tryOpenWAL(path, segmentSize, repair, logger, wrap, &o)
 	if err == nil {
 		return s, o, nil
 	}
@@ -81,7 +81,7 @@ func openWAL(path string, segmentSize int, repair bool, logger hclog.Logger) (wa
 		return walStore{}, o, err
 	}
 	o.tail = nil
-	s, err = tryOpenWAL(path, segmentSize, repair, logger, &o)
+	s, err = tryOpenWAL(path, segmentSize, repair, logger, wrap, &o)
 	return s, o, err
 }
 
@@ -99,12 +99,17 @@ func (o *walOpening) setAside(path string, why error) error {
 }
 
 // tryOpenWAL opens the log once, noting what it finds in o.
-func tryOpenWAL(path string, segmentSize int, repair bool, logger hclog.Logger, o *walOpening) (s walStore, err error) {
+func tryOpenWAL(path string, segmentSize int, repair bool, logger hclog.Logger, wrap func(types.VFS) types.VFS,
+	o *walOpening) (s walStore, err error) {
 	vfs, err := walfs.New(path, segmentSize, logger)
 	if err != nil {
 		return walStore{}, err
 	}
-	filer := &checkingFiler{SegmentFiler: segment.NewFiler(path, vfs), dir: path, limit: int64(segmentSize), repair: repair, o: o}
+	var under types.VFS = vfs
+	if wrap != nil {
+		under = wrap(vfs)
+	}
+	filer := &checkingFiler{SegmentFiler: segment.NewFiler(path, under), dir: path, limit: int64(segmentSize), repair: repair, o: o}
 	err = guarded(func() error {
 		w, err := wal.Open(path, wal.WithLogger(logger), wal.WithSegmentSize(segmentSize), wal.WithSegmentFiler(filer))
 		s = walStore{w, vfs}

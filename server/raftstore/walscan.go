@@ -272,8 +272,12 @@ func zeroSectorIn(buf []byte, a, b int64) bool {
 
 // intactEntry decodes a frame's payload as a raft-wal entry and reports
 // whether it is one and matches its checksum.
-func intactEntry(payload []byte) (raft.Log, bool) {
-	var l raft.Log
+func intactEntry(payload []byte) (l raft.Log, ok bool) {
+	defer func() {
+		if recover() != nil { // raft-wal's decoder panics on a varint longer than 64 bits
+			ok = false
+		}
+	}()
 	if err := (&wal.BinaryCodec{}).Decode(payload, &l); err != nil || !Sealed(&l) || !Intact(&l) {
 		return l, false
 	}
