@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"unsafe"
 
@@ -495,7 +494,17 @@ func (d *digester) add(path []byte, acl []wire.ACL, r *record) {
 		return
 	}
 	d.buf = appendRecord(d.buf[:0], path, acl, r)
-	h := fnv.New64a()
-	h.Write(d.buf)
-	d.sum += h.Sum64()
+	d.sum += fnv64a(d.buf)
+}
+
+// fnv64a is FNV-1a, 64 bits, as hash/fnv's New64a sums it, without the
+// allocation of one per node.
+func fnv64a(b []byte) uint64 {
+	const offset, prime = 14695981039346656037, 1099511628211
+	h := uint64(offset)
+	for _, c := range b {
+		h ^= uint64(c)
+		h *= prime
+	}
+	return h
 }

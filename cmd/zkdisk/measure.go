@@ -180,6 +180,12 @@ func fill(o options, s system, a *acked, rng *rand.Rand) error {
 		}
 		a.set(path, v)
 	}
+	// The last append spans sectors, so that a power cut can tear it.
+	big := strings.Repeat("b", 16<<10)
+	if _, err := retry(func() (string, error) { return c.Create("/t/big", []byte(big), 0, zk.WorldACL(zk.PermAll)) }); err != nil {
+		return fmt.Errorf("create /t/big: %w", err)
+	}
+	a.set("/t/big", big)
 	// Every member holds it all before the damage.
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {

@@ -28,6 +28,14 @@ import (
 //     member reports itself repaired once it has applied past both the
 //     entries it lost and what the leader had committed when it joined
 //     (Repairing, shown by /readyz);
+//     Its acknowledgements from before the damage may still count at a
+//     leader that ran throughout (hashicorp/raft never lowers a follower's
+//     match index). In three members that commits nothing new: the leader
+//     and one follower are a majority, so an entry was committed the moment
+//     the follower acknowledged it. In larger clusters a commit counted with
+//     the lost copy is held by one member fewer than a majority, and is safe
+//     still because the damaged member does not help elect a leader that
+//     lacks it: every majority that can elect without it meets a holder;
 //   - a member whose term and vote record was lost takes no part in an
 //     election (it neither votes nor stands) for any term it may have voted
 //     in: until every voter has told it its current term, none; then none
@@ -69,7 +77,17 @@ func (n *Node) Repairing() bool { return n.repairing.Load() }
 // checkRepaired notes, as the state machine is handed the batch ending at
 // index, whether a damaged member has got back what it lost.
 func (n *Node) checkRepaired(index uint64) {
-	if !n.repairing.Load() || !n.stats.joined.Load() || index < max(n.lostFrom, n.stats.joinCommit.Load()) {
+	if !n.repairing.Load() || !n.stats.joined.Load() {
+		return
+	}
+	// What it lost that the cluster has committed: an idle cluster whose
+	// log never reached the entries lost (uncommitted ones a new leader
+	// replaced) does not keep it repairing.
+	lost := n.lostFrom
+	if n.trans != nil {
+		lost = min(lost, n.trans.leaderCommit.Load())
+	}
+	if index < max(lost, n.stats.joinCommit.Load()) {
 		return
 	}
 	if n.repairing.CompareAndSwap(true, false) {
