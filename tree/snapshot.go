@@ -110,6 +110,9 @@ type encoder struct {
 	w    countingWriter
 	buf  []byte
 	acls [][]wire.ACL // the records' ACL lists, by the index nodes hold
+	// pause, when set, is called each time the walk lets go of the tree's
+	// lock (Snapshot.Digest's pacing).
+	pause func()
 }
 
 func newEncoder(w io.Writer, count int, acls [][]wire.ACL) *encoder {

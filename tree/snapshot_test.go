@@ -195,12 +195,12 @@ func TestSnapshot_DigestIsTheTreesAtTheSnapshot(t *testing.T) {
 	tr.CloseSession(newCtx(44), sessA)
 	require.NotEqual(t, want, tr.Digest())
 
-	got, err := snap.Digest()
+	got, err := snap.Digest(nil)
 	require.NoError(t, err)
 	assert.Equal(t, want, got)
 	now := tr.Snapshot(nil)
 	defer now.Close()
-	got, err = now.Digest()
+	got, err = now.Digest(nil)
 	require.NoError(t, err)
 	assert.Equal(t, tr.Digest(), got)
 }

@@ -236,8 +236,10 @@ func (s *Snapshot) WriteTo(w io.Writer) (int64, error) {
 
 // Digest returns the digest of the tree as the snapshot holds it: what
 // Tree.Digest returned when the snapshot was taken, however the tree has
-// changed since. It must not be called with the guard held.
-func (s *Snapshot) Digest() (uint64, error) {
+// changed since. It must not be called with the guard held. pause, if not
+// nil, is called, without the guard, between the chunks of nodes it reads
+// under one hold of it: a caller may pace the walk there.
+func (s *Snapshot) Digest(pause func()) (uint64, error) {
 	s.mu.Lock()
 	if s.closing {
 		s.mu.Unlock()
@@ -256,6 +258,7 @@ func (s *Snapshot) Digest() (uint64, error) {
 	}()
 	var d digester
 	e := newEncoder(io.Discard, 0, nil) // nothing is encoded: walk only pauses on it
+	e.pause = pause
 	err := s.walk(e, func(parent *walkFrame, path []byte, k *kept) {
 		var seq uint32
 		if parent != nil {
@@ -323,6 +326,9 @@ func (s *Snapshot) walk(e *encoder, visit func(parent *walkFrame, path []byte, k
 			locked = false
 			if snapshotPaused != nil {
 				snapshotPaused()
+			}
+			if e.pause != nil {
+				e.pause()
 			}
 			if err := e.flush(); err != nil {
 				return err

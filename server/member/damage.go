@@ -51,9 +51,9 @@ func (n *Node) noteStores(s *raftstore.Stores) {
 	for _, f := range s.Report.Findings {
 		n.noteFinding(f)
 	}
-	n.vote = s.Vote
+	n.vote, n.sealedFrom = s.Vote, s.SealedFrom
 	if s.Report.Damaged() {
-		n.lostFrom = s.Report.LostFrom
+		n.lostFrom, n.lostEnd = s.Report.LostFrom, logEnd{term: s.Report.LostEnd[0], index: s.Report.LostEnd[1]}
 		n.repairing.Store(true)
 		n.log.Warn("this member may have lost Raft log entries it acknowledged: it votes only for a candidate "+
 			"that holds what the cluster committed, until the leader has sent them again", "lost_from", s.Report.LostFrom)
@@ -94,6 +94,9 @@ func (n *Node) checkRepaired(index uint64) {
 		if g := n.guard(); g != nil {
 			g.repairing.Store(false)
 		}
+		if err := n.vote.SetRepair(raftstore.Repair{}); err != nil {
+			n.log.Error("record the repair done", "err", err)
+		}
 		n.log.Info("repaired: the entries this member lost are back from the leader", "lost_from", n.lostFrom, "applied", index)
 	}
 }
@@ -111,7 +114,7 @@ func (n *Node) applyCheck(logs []*raft.Log) bool {
 		return false
 	}
 	for _, l := range logs {
-		if raftstore.Intact(l) {
+		if raftstore.IntactFrom(l, n.sealedFrom) {
 			continue
 		}
 		err := fmt.Errorf("%w: index %d", errApplyDamaged, l.Index)
@@ -188,6 +191,38 @@ func (n *Node) voteLost() (bool, uint64) {
 		return false, 0
 	}
 	return n.vote.VoteLost()
+}
+
+// damagedRead is told of an entry CheckedLog read damaged while the member
+// runs: reported like any finding, and, if the member has applied it, the
+// log is dropped up to it (after a snapshot), so that a leader does not send
+// a follower that needs it a snapshot, then the damaged entry, for ever.
+func (n *Node) damagedRead(f raftstore.Finding) {
+	n.noteFinding(f)
+	r := n.raftNow()
+	if f.Index == 0 || r == nil || f.Index > r.AppliedIndex() || n.scrubber == nil {
+		return
+	}
+	n.goOwned("repair-entry", func() {
+		n.log.Info("a damaged entry the member applied", "index", f.Index, "action", n.dropUpTo(f.Index))
+	})
+}
+
+// raiseMark raises the high-water mark (raftstore.VoteRecord.RaiseMark)
+// to where the log store itself ends, on disk, once a second.
+func (n *Node) raiseMark() {
+	ticker := time.NewTicker(time.Second)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ticker.C:
+		case <-n.quit:
+			return
+		}
+		if err := n.vote.RaiseMark(n.scrubber.log.LastIndex); err != nil && !n.stopping() {
+			n.log.Warn("record how far the log is on disk", "err", err)
+		}
+	}
 }
 
 // noFloor is a vote floor that forbids every term.

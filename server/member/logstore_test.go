@@ -82,7 +82,7 @@ func TestLogStore_OpenCloseReopen(t *testing.T) {
 	for _, kind := range []string{LogStoreBolt, LogStoreWAL} {
 		t.Run(kind, func(t *testing.T) {
 			store, last := openAndWrite(t, kind, func(store raftstore.Log) {
-				require.NoError(t, store.StoreLogs([]*raft.Log{{Index: 1, Term: 1, Data: []byte("a")}, {Index: 2, Term: 1, Data: []byte("b")}}))
+				require.NoError(t, raftstore.NewCheckedLog(store, nil).StoreLogs([]*raft.Log{{Index: 1, Term: 1, Data: []byte("a")}, {Index: 2, Term: 1, Data: []byte("b")}}))
 				require.NoError(t, store.SetUint64([]byte("CurrentTerm"), 7))
 			})
 			assert.Equal(t, uint64(2), last)
@@ -112,7 +112,7 @@ func TestLogStore_TailTruncatedThenReopened(t *testing.T) {
 				for i := uint64(1); i <= 424; i++ {
 					logs = append(logs, &raft.Log{Index: i, Term: 1 + i/400, Data: []byte{byte(i)}})
 				}
-				require.NoError(t, store.StoreLogs(logs))
+				require.NoError(t, raftstore.NewCheckedLog(store, nil).StoreLogs(logs))
 				require.NoError(t, store.DeleteRange(424, 424)) // a conflicting suffix
 			})
 			assert.Equal(t, uint64(423), last)

@@ -249,6 +249,8 @@ type Node struct {
 	// true until it has them back; applyBroken is set once an entry
 	// reached the state machine damaged (see damage.go).
 	vote        *raftstore.VoteRecord
+	sealedFrom  uint64   // the first index stored with a checksum
+	lostEnd     logEnd   // where the log ended before the damage, if known
 	digests     *digests // a cluster member's digests of its tree (see digest.go)
 	scrubber    *scrubber
 	raftLog     raft.LogStore // the log store Raft is given (durable members)
@@ -364,6 +366,10 @@ func (n *Node) Start() error {
 	}
 	n.goOwned("futures", n.waitFutures)
 	n.goOwned("snapshots", func() { n.tuneSnapshots(mem) })
+	if n.scrubber != nil {
+		n.goOwned("scrub", n.scrub)
+		n.goOwned("watermark", n.raiseMark)
+	}
 	if !n.cfg.Clustered() {
 		n.host.Elected()
 		n.stats.leaderSince.Store(time.Now().UnixNano())
@@ -395,9 +401,6 @@ func (n *Node) Start() error {
 		}
 	}
 	n.notices.start(n)
-	if n.scrubber != nil {
-		n.goOwned("scrub", n.scrub)
-	}
 	n.goOwned("leadership", n.watchLeadership)
 	n.goOwned("touches", n.reportTouches)
 	return nil

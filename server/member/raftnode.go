@@ -74,7 +74,9 @@ func (n *Node) startRaft(ctx context.Context) (*memStores, error) {
 	if n.cfg.DataDir != "" {
 		// Outermost: the entries Raft hands it are the ones it then sends
 		// and applies, so they are sealed before any of that.
-		logs = raftstore.NewCheckedLog(logs, n.noteFinding)
+		checked := raftstore.NewCheckedLog(logs, n.damagedRead)
+		checked.Marks, checked.SealedFrom = n.vote, n.sealedFrom
+		logs = checked
 		n.raftLog = logs
 	}
 	snaps = timedSnapshots{SnapshotStore: snaps, stats: &n.stats}
@@ -320,7 +322,7 @@ func (n *Node) raftTransport(empty bool, overlap *overlapLog) (raft.Transport, r
 	var guard *voteGuard
 	if lost, floor := n.voteLost(); empty || n.lostFrom > 0 || lost {
 		guard = newVoteGuard(header, n.log)
-		guard.damaged = n.lostFrom > 0
+		guard.damaged, guard.lostEnd = n.lostFrom > 0, n.lostEnd
 		guard.repairing.Store(n.lostFrom > 0)
 		if lost {
 			guard.floor.Store(floor)

@@ -122,28 +122,29 @@ func (n *Node) scrubPass() error {
 // repairEntry reports the damaged entry at index, which the member has
 // applied, and drops the log up to it, once a snapshot holds it.
 func (n *Node) repairEntry(index uint64, why string) {
-	f := raftstore.Finding{Index: index, Offset: -1, What: why,
-		Action: fmt.Sprintf("dropped the log up to index %d: a follower that needs it is sent the snapshot", index)}
+	n.noteFinding(raftstore.Finding{Index: index, Offset: -1, What: why, Action: n.dropUpTo(index)})
+}
+
+// dropUpTo drops the log up to the damaged entry at index, which the member
+// has applied, taking a snapshot first if none holds it yet, and says what
+// it did.
+func (n *Node) dropUpTo(index uint64) string {
 	if n.stats.lastSnapIndex.Load() < index {
 		if err := n.raftNow().Snapshot().Error(); err != nil && !errors.Is(err, raft.ErrNothingNewToSnapshot) {
-			f.Action = "left in place: no snapshot could be taken to hold it (" + err.Error() + ")"
-			n.noteFinding(f)
-			return
+			return "left in place: no snapshot could be taken to hold it (" + err.Error() + ")"
 		}
 	}
 	if n.stats.lastSnapIndex.Load() < index {
-		f.Action = "left in place: no snapshot holds it yet"
-		n.noteFinding(f)
-		return
+		return "left in place: no snapshot holds it yet"
 	}
 	first, err := n.raftLog.FirstIndex()
 	if err == nil && first <= index {
 		err = n.raftLog.DeleteRange(first, index)
 	}
 	if err != nil {
-		f.Action = "left in place: the log could not be dropped up to it (" + err.Error() + ")"
+		return "left in place: the log could not be dropped up to it (" + err.Error() + ")"
 	}
-	n.noteFinding(f)
+	return fmt.Sprintf("dropped the log up to index %d: a follower that needs it is sent the snapshot", index)
 }
 
 // snapshotDamaged takes a new snapshot in place of one found damaged: a

@@ -80,11 +80,21 @@ type voteGuard struct {
 	floor atomic.Uint64
 	// repairing is set while a damaged member has not got back what it
 	// lost: it does not stand (its log is shorter than what it may have
-	// acknowledged, and a member behind it would vote for it).
+	// acknowledged, and a member behind it would vote for it), and it votes
+	// only for a candidate whose log reaches where its own ended before the
+	// damage (lostEnd), or, where that is not known, by the survey alone: a
+	// commit index a leader told it is no bound on what it may have
+	// acknowledged (a leader counts an acknowledgement it gave before the
+	// damage).
 	repairing atomic.Bool
+	lostEnd   logEnd
 
-	committed atomic.Uint64             // highest commit index a leader sent
-	raft      atomic.Pointer[raft.Raft] // this member's own Raft, once it runs
+	committed atomic.Uint64 // highest commit index a leader sent
+	// committedTerm is the term of the leader that sent it: a candidate
+	// holds the entries up to it only if its log ends in that term or a
+	// later one (an index alone may end in stale entries of an older term).
+	committedTerm atomic.Uint64
+	raft          atomic.Pointer[raft.Raft] // this member's own Raft, once it runs
 
 	survey   atomic.Pointer[logSurvey] // the latest survey, once one is in
 	surveyed chan struct{}             // closed when the first survey is in
@@ -122,16 +132,21 @@ func newVoteGuard(header raft.RPCHeader, log *slog.Logger) *voteGuard {
 func (g *voteGuard) setRaft(r *raft.Raft) { g.raft.Store(r) }
 
 func (g *voteGuard) note(cmd any) {
-	var idx uint64
+	var idx, term uint64
 	switch req := cmd.(type) {
 	case *raft.AppendEntriesRequest:
-		idx = req.LeaderCommitIndex
+		idx, term = req.LeaderCommitIndex, req.Term
 	case *raft.InstallSnapshotRequest:
-		idx = req.LastLogIndex // a snapshot holds only committed entries
+		idx, term = req.LastLogIndex, req.Term // a snapshot holds only committed entries
 	default:
 		return
 	}
-	raiseTo(&g.committed, idx)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if idx > g.committed.Load() {
+		g.committed.Store(idx)
+		g.committedTerm.Store(term)
+	}
 }
 
 // fresh reports whether this member has heard of no commit and holds
@@ -200,16 +215,19 @@ func (g *voteGuard) judge(kind string, candidate []byte, end logEnd, term uint64
 	fresh, known := g.fresh()
 	survey := g.survey.Load()
 	merged := g.heardFrom(string(candidate), end, survey)
+	repairing := g.repairing.Load()
 	var refusal string
 	switch {
 	case !g.mayVote(term):
 		refusal = "this member's term and vote record was lost: it may have voted in this term"
-	case known > 0:
-		if end.index >= known {
+	case repairing && end.before(g.lostEnd):
+		refusal = "the candidate's log ends before this member's did before its disk was damaged"
+	case known > 0 && !(repairing && g.lostEnd == logEnd{}):
+		if end.index >= known && (known != g.committed.Load() || end.term >= g.committedTerm.Load()) {
 			return grant
 		}
 		refusal = "the candidate's log may lack committed entries"
-	case !fresh:
+	case !fresh && !repairing:
 		// Entries but no commit heard of: a fresh cluster, where a member
 		// with entries got them from a leader that committed nothing yet.
 		return grant
@@ -222,7 +240,7 @@ func (g *voteGuard) judge(kind string, candidate []byte, end logEnd, term uint64
 			return grant
 		case s.complete:
 			refusal = "another member's log is more complete"
-		case end.index <= bootstrapIndex && s.most.index <= bootstrapIndex:
+		case !repairing && end.index <= bootstrapIndex && s.most.index <= bootstrapIndex:
 			return grant
 		default:
 			refusal = "a member that may hold more did not answer"
@@ -271,7 +289,7 @@ func (g *voteGuard) check(rpc raft.RPC) verdict {
 func (n *Node) surveyLogs(g *voteGuard) {
 	for {
 		g.surveyedLogs(n.askLogEnds())
-		if fresh, _ := g.fresh(); !fresh {
+		if fresh, _ := g.fresh(); !fresh && !g.repairing.Load() {
 			return
 		}
 		select {

@@ -100,3 +100,49 @@ func TestVoteGuard_RefusalCarriesItsOwnTerm(t *testing.T) {
 		}
 	}
 }
+
+// TestVoteGuard_ADamagedMember: a member getting back entries a damaged
+// disk lost votes only for a candidate whose log reaches where its own
+// ended before the damage, and, where that is not known, by the survey
+// alone: a commit index a leader told it is no bound on what it may have
+// acknowledged. A commit index bounds a candidate only in its leader's term.
+func TestVoteGuard_ADamagedMember(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		lostEnd logEnd
+		survey  *logSurvey
+		last    logEnd
+		want    verdict
+	}{
+		{"short of where its log ended", logEnd{3, 500}, nil, logEnd{3, 499}, refuse},
+		{"where its log ended, past the commit index", logEnd{3, 500}, nil, logEnd{3, 500}, grant},
+		{"end not known, nobody asked yet", logEnd{}, nil, logEnd{3, 900}, hold},
+		{"end not known, all answered", logEnd{}, &logSurvey{most: logEnd{3, 600}, complete: true}, logEnd{3, 600}, grant},
+		{"end not known, all answered, a shorter candidate", logEnd{}, &logSurvey{most: logEnd{3, 600}, complete: true}, logEnd{3, 599}, refuse},
+		{"end not known, one silent", logEnd{}, &logSurvey{most: logEnd{3, 600}}, logEnd{3, 900}, refuse},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := newVoteGuard(raft.RPCHeader{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+			g.damaged, g.lostEnd = true, tc.lostEnd
+			g.repairing.Store(true)
+			g.note(&raft.AppendEntriesRequest{Term: 3, LeaderCommitIndex: 400})
+			if tc.survey != nil {
+				g.surveyedLogs(*tc.survey)
+			}
+			if got := g.judge("vote", []byte("2"), tc.last, 5); got != tc.want {
+				t.Errorf("judge = %v, want %v", got, tc.want)
+			}
+			if g.mayStand(5) {
+				t.Error("a member getting back what it lost stands")
+			}
+		})
+	}
+	g := newVoteGuard(raft.RPCHeader{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	g.note(&raft.AppendEntriesRequest{Term: 4, LeaderCommitIndex: 400})
+	if got := g.judge("vote", []byte("2"), logEnd{3, 900}, 5); got != refuse {
+		t.Errorf("a log ending in an older term than the commit index's leader: %v, want refuse", got)
+	}
+	if got := g.judge("vote", []byte("2"), logEnd{4, 400}, 5); got != grant {
+		t.Errorf("a log ending at the commit index in its leader's term: %v, want grant", got)
+	}
+}

@@ -16,10 +16,11 @@ import (
 // page and panicking, on a goroutine of its own, at the first it cannot
 // account for. No recover reaches that goroutine. So before bbolt opens a
 // file, checkBoltPages reads it as plain bytes and walks every page bbolt
-// would (the newer of the two meta pages that check, the root bucket, every
-// branch, leaf and nested bucket, the free list), and refuses what bbolt
-// would choke on: a page outside the file or past the meta's high-water
-// mark, of the wrong kind, referenced twice, or whose elements run past it.
+// would (the newer of the two meta pages that check, the free list and the
+// pages it lists, the root bucket, every branch, leaf and nested bucket),
+// and refuses what bbolt would choke on: a page outside the file or past
+// the meta's high-water mark, of the wrong kind, referenced twice (a free
+// page among them), or whose elements run past it.
 
 // bbolt's on-disk layout (go.etcd.io/bbolt/internal/common).
 const (
@@ -53,7 +54,7 @@ func checkBoltPages(path string) error {
 	w.pageSize, w.hwm = uint64(meta.pageSize), meta.pgid
 	w.seen[0], w.seen[1] = true, true
 	if meta.freelist != boltNoFreelist {
-		if err := w.page(meta.freelist, boltFreelist); err != nil {
+		if err := w.freelist(meta.freelist); err != nil {
 			return err
 		}
 	}
@@ -142,9 +143,34 @@ func (w *boltWalk) span(id uint64, want uint16) ([]byte, error) {
 	return p[:(overflow+1)*w.pageSize], nil
 }
 
-func (w *boltWalk) page(id uint64, kind uint16) error {
-	_, err := w.span(id, kind)
-	return err
+// freelist checks the free list page id and the pages it lists: each
+// under the high-water mark, and none reachable (bbolt would hand it out
+// while it is in use). They are marked seen, so that a page both free and
+// reachable is caught as referenced twice.
+func (w *boltWalk) freelist(id uint64) error {
+	p, err := w.span(id, boltFreelist)
+	if err != nil {
+		return err
+	}
+	le := binary.LittleEndian
+	count, ids := uint64(le.Uint16(p[10:])), p[boltPageHeader:]
+	if count == 0xFFFF { // the count overflows into the first element
+		if len(ids) < 8 {
+			return fmt.Errorf("%w: the free list is cut short", errBoltPage)
+		}
+		count, ids = le.Uint64(ids), ids[8:]
+	}
+	if count > uint64(len(ids)/8) {
+		return fmt.Errorf("%w: the free list holds more pages than fit", errBoltPage)
+	}
+	for i := range count {
+		free := le.Uint64(ids[8*i:])
+		if free < 2 || free >= w.hwm || w.seen[free] {
+			return fmt.Errorf("%w: the free list names page %d, which is not free", errBoltPage, free)
+		}
+		w.seen[free] = true
+	}
+	return nil
 }
 
 // bucket walks the bucket whose root page is root, or whose inline page

@@ -24,6 +24,12 @@ var ErrCorruptEntry = errors.New("raftstore: entry does not match its checksum")
 type CheckedLog struct {
 	raft.LogStore
 	report func(Finding)
+	// Marks, when set, is the record whose high-water mark a deletion of
+	// the log's end lowers first; SealedFrom the first index stored with a
+	// checksum (an entry from there on without one is damaged). Set them
+	// before the log is used.
+	Marks      *VoteRecord
+	SealedFrom uint64
 
 	mu       sync.Mutex // guards reported
 	reported map[uint64]bool
@@ -66,12 +72,23 @@ func (c *CheckedLog) GetLog(index uint64, l *raft.Log) error {
 			return raft.ErrLogNotFound
 		}
 		return err
-	case l.Index != index || !Intact(l):
+	case l.Index != index || !IntactFrom(l, c.SealedFrom):
 		c.reportOnce(index, Finding{Index: index, Offset: -1, What: "the entry does not match its checksum",
 			Action: "read as missing; a follower that needs it is sent a snapshot"})
 		return raft.ErrLogNotFound
 	}
 	return nil
+}
+
+// DeleteRange implements raft.LogStore: a deletion of the log's end (a
+// conflicting suffix, or the whole log as a snapshot is installed) lowers
+// the high-water mark first.
+func (c *CheckedLog) DeleteRange(lo, hi uint64) error {
+	last, err := c.LogStore.LastIndex()
+	if c.Marks == nil || err != nil || hi < last {
+		return c.LogStore.DeleteRange(lo, hi)
+	}
+	return c.Marks.LowerMark(lo, func() error { return c.LogStore.DeleteRange(lo, hi) })
 }
 
 func (c *CheckedLog) reportOnce(index uint64, f Finding) {

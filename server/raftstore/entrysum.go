@@ -50,10 +50,15 @@ func Seal(l *raft.Log) {
 }
 
 // Intact reports whether l's checksum matches it; an entry without one
-// (an older zkraft wrote it) is taken as intact.
-func Intact(l *raft.Log) bool {
+// (an older zkraft wrote it) is taken as intact if its Extensions are
+// empty (nothing else writes them).
+func Intact(l *raft.Log) bool { return IntactFrom(l, 0) }
+
+// IntactFrom is Intact for a log whose entries from sealedFrom on all carry
+// a checksum (0: not known): one of them without is damaged.
+func IntactFrom(l *raft.Log, sealedFrom uint64) bool {
 	if !Sealed(l) {
-		return true
+		return len(l.Extensions) == 0 && (sealedFrom == 0 || l.Index < sealedFrom)
 	}
 	return binary.BigEndian.Uint32(l.Extensions[1:sumLen]) == entrySum(l, l.Extensions[sumLen:])
 }

@@ -63,10 +63,12 @@ type Log interface {
 
 // Stores are a durable member's Raft stores, opened and checked.
 type Stores struct {
-	Log       Log                     // to be wrapped last in a CheckedLog
+	Log       Log                     // to be wrapped last in a CheckedLog (with Vote as its Marks)
 	Vote      *VoteRecord             // the stable store Raft is given
 	Snapshots *raft.FileSnapshotStore // holds only snapshots that read whole
-	Report    Report
+	// SealedFrom is the first index stored with a checksum (CheckedLog).
+	SealedFrom uint64
+	Report     Report
 }
 
 // Close closes the log and the term and vote record.
@@ -82,8 +84,11 @@ func (s *Stores) Close() error {
 type Report struct {
 	Findings []Finding
 	// LostFrom is the first index of the entries the member may have
-	// acknowledged and no longer holds (it keeps those before), 0 if none.
+	// acknowledged and no longer holds (it keeps those before), 0 if none;
+	// LostEnd where its log ended before the damage (term, index), zero
+	// if not known.
 	LostFrom uint64
+	LostEnd  [2]uint64
 	// Snapshot is the index of the snapshot Raft will restore, 0 if none.
 	Snapshot uint64
 	// First and Last are the log's first and last indexes as Raft will
@@ -113,21 +118,12 @@ func Open(cfg Config) (*Stores, error) {
 	if err != nil {
 		return nil, err
 	}
-	plan, err := scanLog(log, rep.Snapshot, &rep)
+	last, err := log.LastIndex()
 	if err != nil {
 		log.Close()
 		return nil, err
 	}
-	rep.LostFrom = plan.lostFrom(loss, rep.Snapshot)
-	if rep.LostFrom > 0 && !cfg.Repair {
-		log.Close()
-		return nil, fmt.Errorf("%w: the Raft log in %s %s", ErrUnrecoverable, cfg.LogPath, plan.describe(rep))
-	}
-	if err := plan.apply(log, &rep); err != nil {
-		log.Close()
-		return nil, err
-	}
-	hasHistory := rep.Snapshot > 0 || plan.last > 0 || loss.all
+	hasHistory := rep.Snapshot > 0 || last > 0 || loss.all
 	vote, vfindings, err := OpenVoteRecord(cfg.LogDir, log, hasHistory, func(err error) {
 		cfg.Logger.Warn("keep the log store's term and vote", "error", err)
 	})
@@ -136,7 +132,82 @@ func Open(cfg Config) (*Stores, error) {
 		return nil, err
 	}
 	rep.Findings = append(rep.Findings, vfindings...)
-	return &Stores{Log: log, Vote: vote, Snapshots: snaps, Report: rep}, nil
+	s := &Stores{Log: log, Vote: vote, Snapshots: snaps}
+	fail := func(err error) (*Stores, error) {
+		s.Close()
+		return nil, err
+	}
+	sealedFrom := vote.SealedFrom()
+	if sealedFrom == 0 { // the first start of a zkraft that seals entries
+		sealedFrom = max(last, rep.Snapshot) + 1
+	}
+	plan, err := scanLog(log, rep.Snapshot, sealedFrom)
+	if err != nil {
+		return fail(err)
+	}
+	rep.LostFrom = plan.lostFrom(loss, rep.Snapshot)
+	if plan.lastTerm > 0 && rep.LostFrom > 0 && rep.LostFrom <= plan.last {
+		rep.LostEnd = [2]uint64{plan.lastTerm, plan.last} // the damage spared the log's end
+	}
+	if f, ok := silentLoss(vote.DurableTo(), plan, rep.Snapshot); ok {
+		rep.Findings = append(rep.Findings, f)
+		rep.LostFrom = minNonZero(rep.LostFrom, f.Index)
+		rep.LostEnd = [2]uint64{}
+	}
+	if earlier := vote.Repair(); earlier.From > 0 { // a repair a restart interrupted
+		if rep.LostFrom == 0 || earlier.From < rep.LostFrom {
+			rep.LostEnd = [2]uint64{earlier.EndTerm, earlier.End}
+		}
+		rep.LostFrom = minNonZero(rep.LostFrom, earlier.From)
+	}
+	if rep.LostFrom > 0 && !cfg.Repair {
+		return fail(fmt.Errorf("%w: the Raft log in %s %s", ErrUnrecoverable, cfg.LogPath, plan.describe(rep)))
+	}
+	if rep.LostFrom > 0 { // remembered before the log is cut
+		if err := vote.SetRepair(Repair{From: rep.LostFrom, EndTerm: rep.LostEnd[0], End: rep.LostEnd[1]}); err != nil {
+			return fail(err)
+		}
+	}
+	if err := plan.apply(log, &rep); err != nil {
+		return fail(err)
+	}
+	if loss.cut && loss.cutFile != "" {
+		if err := os.Truncate(loss.cutFile, loss.size); err != nil && !errors.Is(err, fs.ErrNotExist) { // gone with the log's end
+			return fail(fmt.Errorf("make %s its size again: %w", loss.cutFile, err))
+		}
+	}
+	if err := vote.settle(max(rep.Last, rep.Snapshot), sealedFrom); err != nil {
+		return fail(err)
+	}
+	s.SealedFrom, s.Report = sealedFrom, rep
+	return s, nil
+}
+
+// silentLoss reports a log that, as the plan leaves it, ends before the
+// high-water mark and the snapshot: entries the disk had written, synced
+// and acknowledged are gone, and no crash explains it (a write the disk
+// lost, or a file put back).
+func silentLoss(mark uint64, p logPlan, snapshot uint64) (Finding, bool) {
+	end := p.last
+	switch {
+	case p.clear:
+		end = 0
+	case p.bad > 0:
+		end = p.bad - 1
+	}
+	end = max(end, snapshot)
+	if mark <= end {
+		return Finding{}, false
+	}
+	return Finding{Index: end + 1, Offset: -1, What: fmt.Sprintf("the log ends at index %d, but had held index %d on disk", end, mark),
+		Action: "the entries past it are got back from the leader"}, true
+}
+
+func minNonZero(a, b uint64) uint64 {
+	if a == 0 || (b != 0 && b < a) {
+		return b
+	}
+	return a
 }
 
 // defaultSegmentSize is raft-wal's.
@@ -163,6 +234,14 @@ func openLog(cfg Config, rep *Report) (Log, logLoss, error) {
 		return store, logLoss{all: true}, nil
 	}
 	t := o.tail
+	if o.tailLost { // moved aside and begun again: whatever it held is gone, acknowledged or not
+		lost := tailScan{why: "the segment cannot be recovered"}
+		if t != nil {
+			lost = *t
+		}
+		lost.damaged, lost.torn = true, false
+		t = &lost
+	}
 	if t == nil || !t.damaged {
 		return store, logLoss{}, nil
 	}
@@ -182,8 +261,15 @@ func openLog(cfg Config, rep *Report) (Log, logLoss, error) {
 		f.What += fmt.Sprintf("; the segment held at least up to index %d", t.lastIntact)
 	}
 	// Reported once the scan of the entries has said where the log is cut
-	// (logPlan.apply): the same damage, told once.
-	return store, logLoss{from: lastKept + 1, cut: t.short, lastIntact: t.lastIntact, finding: &f, base: o.tailBase}, nil
+	// (logPlan.apply): the same damage, told once. raft-wal checks only the
+	// last batch's CRC: when it kept every intact entry the segment holds,
+	// nothing went but the damaged entries, which the scan finds.
+	loss := logLoss{cut: t.short, lastIntact: t.lastIntact, finding: &f, base: o.tailBase, cutFile: o.tailPath,
+		size: int64(cfg.SegmentSize)}
+	if lastKept < t.lastIntact || t.short || t.lastIntact == 0 {
+		loss.from = lastKept + 1
+	}
+	return store, loss, nil
 }
 
 // openSnapshots opens Raft's snapshot store in dataDir and makes sure the
@@ -213,6 +299,9 @@ func openSnapshots(dataDir string, retain int, logger hclog.Logger) (*raft.FileS
 		if err == nil {
 			rc.Close()
 			return store, meta.Index, findings, nil
+		}
+		if !isDamage(err) { // a permission, too many files: moving it aside would not help
+			return nil, 0, nil, fmt.Errorf("open snapshot %s: %w", meta.ID, err)
 		}
 		dir := filepath.Join(dataDir, snapshotsDir, meta.ID)
 		to, qerr := quarantineInto(dir, filepath.Join(dataDir, DamagedDir))

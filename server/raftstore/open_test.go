@@ -395,3 +395,96 @@ func damageBytes(path string, at, n int64) {
 		panic(err)
 	}
 }
+
+// TestOpen_ARestartWhileRepairingKeepsTheLoss: a member restarted before
+// the leader gave back what it lost must not take its shorter log for a
+// whole one: the loss is remembered until the repair is recorded done.
+func TestOpen_ARestartWhileRepairingKeepsTheLoss(t *testing.T) {
+	m := newMember(t, KindWAL)
+	m.fill(t, 3000, 50, 2000)
+	segs := m.segments(t)
+	tail := segs[len(segs)-1]
+	damageFile(t, tail, func(buf []byte) []byte { return buf[:len(buf)/2] })
+
+	s, err := Open(m.config(true))
+	require.NoError(t, err)
+	lost := s.Report.LostFrom
+	require.NotZero(t, lost)
+	require.NoError(t, s.Close())
+
+	s = m.open(t, true)
+	assert.Equal(t, lost, s.Report.LostFrom, "still lost after a restart")
+	require.NoError(t, s.Vote.SetRepair(Repair{}))
+	require.NoError(t, s.Close())
+	s = m.open(t, true)
+	assert.Zero(t, s.Report.LostFrom, "repaired")
+}
+
+// TestOpen_ALogEndingBeforeItsHighWaterMarkLostEntries: every batch past a
+// point of the segment being appended to reads as zeros (a write the disk
+// lost, a file put back): the log looks whole and shorter, and only the
+// high-water mark tells what went.
+func TestOpen_ALogEndingBeforeItsHighWaterMarkLostEntries(t *testing.T) {
+	m := newMember(t, KindWAL)
+	m.fill(t, 3000, 50, 1000)
+	s := m.open(t, true) // records the mark where the log ends
+	require.NoError(t, s.Close())
+	segs := m.segments(t)
+	tail := segs[len(segs)-1]
+	damageFile(t, tail, func(buf []byte) []byte {
+		ends := commitEnds(t, buf)
+		zero(buf, ends[len(ends)/2], int64(len(buf)))
+		return buf
+	})
+	_, err := Open(m.config(false))
+	require.ErrorIs(t, err, ErrUnrecoverable, "a standalone server refuses")
+	s = m.open(t, true)
+	require.NotZero(t, s.Report.LostFrom)
+	assert.Less(t, s.Report.LostFrom, uint64(3000))
+	assert.Equal(t, s.Report.Last+1, s.Report.LostFrom)
+}
+
+// TestOpen_ADamagedLastEntryTheSnapshotHolds: Raft reads the log's last
+// entry as it starts; damaged, and held by the snapshot, the log goes and
+// nothing is lost.
+func TestOpen_ADamagedLastEntryTheSnapshotHolds(t *testing.T) {
+	m := newMember(t, KindWAL)
+	m.fill(t, 3000, 50, 3000)
+	segs := m.segments(t)
+	tail := segs[len(segs)-1]
+	at := offsetOf(t, tail, 3000)
+	damageFile(t, tail, func(buf []byte) []byte { flip(buf, at+40, 8); return buf })
+	s := m.open(t, false)
+	assert.False(t, s.Report.Damaged())
+	assert.Zero(t, s.Report.Last, "the log is emptied")
+}
+
+// TestOpen_DamageTheSnapshotHoldsInAnEarlyBatch: bytes flipped in an entry
+// of the segment being appended to that the snapshot holds, batches after
+// it intact: raft-wal kept them all, nothing is lost, a standalone server
+// starts.
+func TestOpen_DamageTheSnapshotHoldsInAnEarlyBatch(t *testing.T) {
+	m := newMember(t, KindWAL)
+	m.fill(t, 3000, 50, 2990)
+	segs := m.segments(t)
+	tail := segs[len(segs)-1]
+	at := offsetOf(t, tail, 2900)
+	damageFile(t, tail, func(buf []byte) []byte { flip(buf, at+40, 8); return buf })
+	s := m.open(t, false)
+	assert.False(t, s.Report.Damaged())
+	assert.NotEmpty(t, s.Report.Findings, "the damage is reported")
+	readAll(t, s, 2991, 3000)
+}
+
+// TestIntact_ExtensionsWithoutTheTagAreDamaged: nothing in zkraft writes
+// Extensions but the sum, so ones without its tag are damaged; and past
+// where sums begin, an entry without one is damaged.
+func TestIntact_ExtensionsWithoutTheTagAreDamaged(t *testing.T) {
+	assert.True(t, Intact(&raft.Log{Index: 5, Data: []byte("x")}), "an older zkraft's entry")
+	assert.False(t, Intact(&raft.Log{Index: 5, Data: []byte("x"), Extensions: []byte{1, 2}}))
+	assert.True(t, IntactFrom(&raft.Log{Index: 5, Data: []byte("x")}, 6))
+	assert.False(t, IntactFrom(&raft.Log{Index: 6, Data: []byte("x")}, 6), "past where sums begin")
+	l := entry(6)
+	Seal(l)
+	assert.True(t, IntactFrom(l, 6))
+}

@@ -18,6 +18,11 @@ type logLoss struct {
 	// first entry is base, not yet reported.
 	finding *Finding
 	base    uint64
+	// cutFile, with cut, is the segment found shorter than it was made:
+	// once the loss is recorded it is made its size again, so that a later
+	// start does not find it cut again.
+	cutFile string
+	size    int64
 }
 
 // logPlan is what Open does to a log so that Raft can start from it: cut
@@ -25,6 +30,7 @@ type logLoss struct {
 // what remains cannot follow the snapshot.
 type logPlan struct {
 	first, last uint64 // the log as opened
+	lastTerm    uint64 // the term of its last entry, 0 if it cannot be read
 	bad         uint64 // the first entry past the snapshot that fails its checks, 0 if none
 	why         string // why bad fails
 	clear       bool   // delete the whole log
@@ -33,10 +39,11 @@ type logPlan struct {
 }
 
 // scanLog reads every entry past snapshot, the ones Raft will apply as it
-// starts, and plans what to do about the first that fails its checks.
-// Raft stops the process if a read of an entry it applies fails, so none
-// may be left that does.
-func scanLog(log raft.LogStore, snapshot uint64, rep *Report) (logPlan, error) {
+// starts, and the last (Raft reads it to start, wherever it is), and plans
+// what to do about the first that fails its checks. Raft stops the process
+// if a read of an entry it applies fails, so none may be left that does.
+// Entries from sealedFrom on must carry a checksum.
+func scanLog(log raft.LogStore, snapshot, sealedFrom uint64) (logPlan, error) {
 	var p logPlan
 	var err error
 	if p.first, err = log.FirstIndex(); err != nil {
@@ -49,19 +56,34 @@ func scanLog(log raft.LogStore, snapshot uint64, rep *Report) (logPlan, error) {
 		return p, nil
 	}
 	var l raft.Log
-	for i := max(p.first, snapshot+1); i <= p.last; i++ {
-		if err := ReadEntry(log, i, &l); err != nil {
+	check := func(i uint64) bool {
+		switch err := ReadEntry(log, i, &l); {
+		case err != nil:
 			p.bad, p.why = i, "the entry cannot be read: "+err.Error()
-			break
-		}
-		if l.Index != i {
+		case l.Index != i:
 			p.bad, p.why = i, fmt.Sprintf("the entry read is index %d", l.Index)
-			break
-		}
-		if !Intact(&l) {
+		case !IntactFrom(&l, sealedFrom):
 			p.bad, p.why = i, "the entry does not match its checksum"
+		default:
+			return true
+		}
+		return false
+	}
+	lastOK := check(p.last) // where the log ended, before anything is cut
+	if lastOK {
+		p.lastTerm = l.Term
+	}
+	p.bad, p.why = 0, ""
+	for i := max(p.first, snapshot+1); i <= p.last; i++ {
+		if !check(i) {
 			break
 		}
+	}
+	if !lastOK && p.bad == 0 {
+		// The last entry, which the snapshot holds, is damaged, and Raft
+		// reads it as it starts: the log goes, and nothing with it.
+		p.clear = true
+		return p, nil
 	}
 	last := p.last
 	if p.bad > 0 {

@@ -46,6 +46,18 @@ var (
 	// the member may have voted in: unknown (math.MaxUint64) until every
 	// voter has told it its term (SetVoteFloor).
 	keyVoteLost = []byte("zkraft.VoteLost")
+	// keyRepair holds, while a member gets back entries a damaged disk
+	// lost, the first of them and where its log ended before the damage
+	// (term, index; zero if not known): a restart meanwhile must not take
+	// the shorter log for a whole one.
+	keyRepair = []byte("zkraft.Repair")
+	// keyDurableTo is the high-water mark: an index the log held on disk.
+	// A log found ending before it (and before the snapshot) lost entries
+	// the disk had acknowledged, which no crash explains.
+	keyDurableTo = []byte("zkraft.DurableTo")
+	// keySealedFrom is the first index stored with a checksum: an entry
+	// from there on without one is damaged.
+	keySealedFrom = []byte("zkraft.SealedFrom")
 )
 
 // Raft's own keys, as hashicorp/raft names them.
@@ -66,6 +78,8 @@ type VoteRecord struct {
 	path   string
 	mirror raft.StableStore // nil: none
 	warn   func(error)      // told of a failed mirror write
+
+	markMu sync.Mutex // serializes changes to the high-water mark with the log's changes
 
 	mu   sync.Mutex // guards the rest; held across a write
 	f    *os.File
@@ -145,7 +159,7 @@ func (r *VoteRecord) load() ([]Finding, error) {
 	for i := range blocks {
 		n, err := r.f.ReadAt(blocks[i][:], int64(i*voteCopy))
 		if err != nil && !errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("read %s: %w", r.path, err)
+			continue // a copy the disk cannot read is a damaged copy
 		}
 		seqs[i], vals[i], good[i] = decodeVoteCopy(blocks[i][:n])
 	}
@@ -348,6 +362,76 @@ func (r *VoteRecord) VoteLost() (bool, uint64) {
 // have voted in: the highest any voter reports.
 func (r *VoteRecord) SetVoteFloor(term uint64) error { return r.set(keyVoteLost, u64(term)) }
 
+// Repair is an unfinished repair: the first entry the member may have lost
+// (0: none) and where its log ended before the damage, if known.
+type Repair struct {
+	From         uint64
+	EndTerm, End uint64 // 0, 0 if not known
+}
+
+// Repair returns the unfinished repair the record holds.
+func (r *VoteRecord) Repair() Repair {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	v := r.vals[string(keyRepair)]
+	if len(v) != 24 {
+		return Repair{}
+	}
+	return Repair{From: binary.BigEndian.Uint64(v), EndTerm: binary.BigEndian.Uint64(v[8:]), End: binary.BigEndian.Uint64(v[16:])}
+}
+
+// SetRepair records an unfinished repair, or ends it (a zero Repair).
+func (r *VoteRecord) SetRepair(rep Repair) error {
+	if rep.From == 0 {
+		return r.set(keyRepair, nil)
+	}
+	v := binary.BigEndian.AppendUint64(u64(rep.From), rep.EndTerm)
+	return r.set(keyRepair, binary.BigEndian.AppendUint64(v, rep.End))
+}
+
+// uint64At returns the uint64 under key, 0 if none.
+func (r *VoteRecord) uint64At(key []byte) uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	v := r.vals[string(key)]
+	if len(v) != 8 {
+		return 0
+	}
+	return binary.BigEndian.Uint64(v)
+}
+
+// DurableTo returns the high-water mark, 0 if none.
+func (r *VoteRecord) DurableTo() uint64 { return r.uint64At(keyDurableTo) }
+
+// SealedFrom returns the first index stored with a checksum, 0 if not
+// recorded yet.
+func (r *VoteRecord) SealedFrom() uint64 { return r.uint64At(keySealedFrom) }
+
+// RaiseMark raises the high-water mark to the index durable returns, read
+// under the mark's lock (so that no lowering comes between), if higher.
+func (r *VoteRecord) RaiseMark(durable func() (uint64, error)) error {
+	r.markMu.Lock()
+	defer r.markMu.Unlock()
+	to, err := durable()
+	if err != nil || to <= r.DurableTo() {
+		return err
+	}
+	return r.set(keyDurableTo, u64(to))
+}
+
+// LowerMark runs del, a deletion of the log's end from index lo on, with
+// the high-water mark lowered below lo first.
+func (r *VoteRecord) LowerMark(lo uint64, del func() error) error {
+	r.markMu.Lock()
+	defer r.markMu.Unlock()
+	if mark := r.DurableTo(); lo > 0 && mark >= lo {
+		if err := r.set(keyDurableTo, u64(lo-1)); err != nil {
+			return err
+		}
+	}
+	return del()
+}
+
 // Close closes the file.
 func (r *VoteRecord) Close() error {
 	r.mu.Lock()
@@ -369,3 +453,18 @@ func isRaftKey(key []byte) bool {
 func isUint64Key(key []byte) bool { return !bytes.Equal(key, raftStableKeys[2]) }
 
 func u64(v uint64) []byte { return binary.BigEndian.AppendUint64(nil, v) }
+
+// settle records, once a start has made the log whole, the high-water
+// mark where the log now ends and, the first time, where the checksums
+// begin.
+func (r *VoteRecord) settle(end, sealedFrom uint64) error {
+	if r.SealedFrom() != sealedFrom {
+		if err := r.set(keySealedFrom, u64(sealedFrom)); err != nil {
+			return err
+		}
+	}
+	if r.DurableTo() != end {
+		return r.set(keyDurableTo, u64(end))
+	}
+	return nil
+}

@@ -41,8 +41,11 @@ type walOpening struct {
 	tail     *tailScan
 	tailPath string
 	tailBase uint64
-	// quarantined is where a log that could not be opened was moved.
+	// quarantined is where a log that could not be opened was moved;
+	// tailLost reports that the segment being appended to was moved aside
+	// and begun again.
 	quarantined string
+	tailLost    bool
 }
 
 // openWAL opens (or creates) the raft-wal log in path, segments of
@@ -198,13 +201,19 @@ func (f *checkingFiler) Open(info types.SegmentInfo) (types.SegmentReader, error
 // raft-wal recover it; one it cannot is moved aside and begun again.
 func (f *checkingFiler) RecoverTail(info types.SegmentInfo) (types.SegmentWriter, error) {
 	path := filepath.Join(f.dir, segment.FileName(info))
+	f.o.tailPath, f.o.tailBase = path, info.BaseIndex
 	if file, err := os.Open(path); err == nil {
-		st, serr := file.Stat()
-		if serr == nil {
-			if scan, err := scanTail(file, st.Size(), info.BaseIndex, f.limit); err == nil {
-				f.o.tail, f.o.tailPath, f.o.tailBase = &scan, path, info.BaseIndex
+		scan, err := func() (tailScan, error) {
+			st, err := file.Stat()
+			if err != nil {
+				return tailScan{}, err
 			}
+			return scanTail(file, st.Size(), info.BaseIndex, f.limit)
+		}()
+		if err != nil { // a segment that cannot be read is damaged
+			scan = tailScan{damaged: true, why: "the segment cannot be read: " + err.Error()}
 		}
+		f.o.tail = &scan
 		file.Close()
 	}
 	w, err := f.SegmentFiler.RecoverTail(info)
@@ -217,6 +226,7 @@ func (f *checkingFiler) RecoverTail(info types.SegmentInfo) (types.SegmentWriter
 	}
 	f.o.findings = append(f.o.findings, Finding{File: path, Offset: -1, What: "the segment being appended to cannot be recovered: " + err.Error(),
 		Action: "moved to " + to + "; the segment starts again empty"})
+	f.o.tailLost = true
 	return f.SegmentFiler.Create(info)
 }
 
