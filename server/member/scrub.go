@@ -17,9 +17,10 @@ import (
 // is sent, a snapshot when it restores or sends one. Damage anywhere else
 // (the log behind the snapshot, older snapshots) would lie there unseen
 // until the day it is needed. So the member re-reads all of it in the
-// background, at a bounded rate (scrubRate bytes a second), once every
-// scrubInterval, straight from the disk (not the caches in front of it),
-// and repairs what it finds:
+// background, at a bounded rate (scrubRate bytes a second: a snapshot is
+// read whole at once, then the scrub waits as long as reading its size at
+// that rate takes), once every scrubInterval, straight from the disk (not
+// the caches in front of it), and repairs what it finds:
 //   - a damaged entry the newest snapshot holds: the log is dropped up to
 //     it (a follower that needs what went is sent the snapshot);
 //   - one past the snapshot that the member has applied: it takes a

@@ -31,9 +31,10 @@ import (
 // everything there is intact frames or zeroed sectors, with no complete
 // batch, nor the start of another after a commit, among them. Anything
 // else (bytes flipped, garbage, a batch synced after the damage, a file
-// cut short) is corruption. The one case it cannot tell is corruption of
-// the last batch alone by zeros in whole sectors, which is what a torn
-// write looks like.
+// cut short) is corruption. It cannot tell corruption of the last batch
+// alone by zeros in whole sectors, which is what a torn write looks like;
+// nor, by itself, every batch past a point reading as zeros, which looks
+// like a clean, shorter log: the high-water mark (Open) tells that one.
 
 // raft-wal's segment format (segment/format.go), read here only.
 const (
