@@ -185,22 +185,10 @@ func (s *Snapshot) record(path []byte, k *kept, seq uint32) record {
 // called several times, at once too. It must not be called with the guard
 // held.
 func (s *Snapshot) WriteTo(w io.Writer) (int64, error) {
-	s.mu.Lock()
-	if s.closing {
-		s.mu.Unlock()
+	if !s.begin() {
 		return 0, ErrSnapshotClosed
 	}
-	s.writers++
-	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		s.writers--
-		last := s.writers == 0 && s.closing
-		s.mu.Unlock()
-		if last {
-			s.end()
-		}
-	}()
+	defer s.done()
 
 	e := newEncoder(w, s.count, s.acls)
 	records := 0
@@ -240,22 +228,10 @@ func (s *Snapshot) WriteTo(w io.Writer) (int64, error) {
 // nil, is called, without the guard, between the chunks of nodes it reads
 // under one hold of it: a caller may pace the walk there.
 func (s *Snapshot) Digest(pause func()) (uint64, error) {
-	s.mu.Lock()
-	if s.closing {
-		s.mu.Unlock()
+	if !s.begin() {
 		return 0, ErrSnapshotClosed
 	}
-	s.writers++
-	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		s.writers--
-		last := s.writers == 0 && s.closing
-		s.mu.Unlock()
-		if last {
-			s.end()
-		}
-	}()
+	defer s.done()
 	var d digester
 	e := newEncoder(io.Discard, 0, nil) // nothing is encoded: walk only pauses on it
 	e.pause = pause
@@ -268,6 +244,29 @@ func (s *Snapshot) Digest(pause func()) (uint64, error) {
 		d.add(path, s.acls[k.n.acl], &r)
 	}, nil)
 	return d.sum, err
+}
+
+// begin counts a reader of the snapshot (WriteTo, Digest), unless it is
+// closing; done ends the last reader's read of a snapshot Close was called
+// on meanwhile.
+func (s *Snapshot) begin() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		return false
+	}
+	s.writers++
+	return true
+}
+
+func (s *Snapshot) done() {
+	s.mu.Lock()
+	s.writers--
+	last := s.writers == 0 && s.closing
+	s.mu.Unlock()
+	if last {
+		s.end()
+	}
 }
 
 // walkFrame is a parent on walk's path: its children as the snapshot has

@@ -128,7 +128,7 @@ func startZK(realzk, dir string, snapCount int) (*zkSystem, error) {
 // clients, base+101..103 and base+201..203 between the members.
 func freeBase() (int, error) {
 	for range 50 {
-		base := 20000 + rand.IntN(20000)
+		base := 20000 + rand.IntN(12000) // below the kernel's ephemeral ports
 		free := true
 		for _, off := range []int{0, 1, 2, 101, 102, 103, 201, 202, 203} {
 			ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", base+off))

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
+	"strconv"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -234,4 +236,75 @@ func (n *Node) guard() *voteGuard {
 		return nil
 	}
 	return n.trans.guard
+}
+
+// fetchEntry reads the entry at index from the leader, for a member that
+// read its own copy damaged (raftstore.CheckedLog.Fetch): Raft stops the
+// process when a read of an entry it must apply fails, so an entry damaged
+// on disk since the start-up scan is got from the leader instead, as CTRL
+// repairs a damaged record from its peers. The entry comes whole or not at
+// all (its checksum is checked again by CheckedLog).
+func (n *Node) fetchEntry(index uint64, l *raft.Log) error {
+	r := n.raftNow()
+	if r == nil {
+		return ErrClosed
+	}
+	_, id := r.LeaderWithID()
+	leader, err := strconv.Atoi(string(id))
+	if err != nil || leader == n.cfg.ServerID {
+		return errNoLeaderToAsk
+	}
+	reply, err := n.ask(leader, fwdGetLog, binary.BigEndian.AppendUint64(nil, index), 2*n.cfg.RaftTimeout)
+	if err != nil {
+		return fmt.Errorf("get entry %d from leader %d: %w", index, leader, err)
+	}
+	return decodeEntry(reply, l)
+}
+
+var errNoLeaderToAsk = errors.New("member: no other member leads, to get an entry from")
+
+// answerGetLog answers a member's fetchEntry: the entry as this member's
+// log holds it, checked.
+func (n *Node) answerGetLog(typ byte, id uint64, payload []byte) fwdReply {
+	if len(payload) < 8 || n.raftLog == nil {
+		return fwdReply{typ: typ, id: id, err: errors.New("no such entry here")}
+	}
+	var l raft.Log
+	if err := n.raftLog.GetLog(binary.BigEndian.Uint64(payload), &l); err != nil {
+		return fwdReply{typ: typ, id: id, err: err}
+	}
+	return fwdReply{typ: typ, id: id, value: encodeEntry(nil, &l)}
+}
+
+// encodeEntry appends l: index, term, type, then data and extensions, each
+// after its length.
+func encodeEntry(dst []byte, l *raft.Log) []byte {
+	dst = binary.BigEndian.AppendUint64(dst, l.Index)
+	dst = binary.BigEndian.AppendUint64(dst, l.Term)
+	dst = append(dst, byte(l.Type))
+	dst = binary.BigEndian.AppendUint32(dst, uint32(len(l.Data)))
+	dst = append(dst, l.Data...)
+	dst = binary.BigEndian.AppendUint32(dst, uint32(len(l.Extensions)))
+	return append(dst, l.Extensions...)
+}
+
+// decodeEntry reads what encodeEntry wrote.
+func decodeEntry(b []byte, l *raft.Log) error {
+	bad := errors.New("member: a malformed entry")
+	if len(b) < 21 {
+		return bad
+	}
+	l.Index, l.Term, l.Type = binary.BigEndian.Uint64(b), binary.BigEndian.Uint64(b[8:]), raft.LogType(b[16])
+	n := uint64(binary.BigEndian.Uint32(b[17:]))
+	b = b[21:]
+	if uint64(len(b)) < n+4 {
+		return bad
+	}
+	l.Data, b = slices.Clone(b[:n]), b[n:]
+	m := uint64(binary.BigEndian.Uint32(b))
+	if uint64(len(b)-4) != m {
+		return bad
+	}
+	l.Extensions = slices.Clone(b[4:])
+	return nil
 }

@@ -118,3 +118,20 @@ func (n *Node) digestList() []zxidDigest {
 	defer n.digests.mu.Unlock()
 	return append([]zxidDigest(nil), n.digests.kept...)
 }
+
+// TestFetchEntry_AFollowerGetsAnEntryFromTheLeader: what a member whose own
+// copy of an entry reads damaged gets from the leader is the entry, whole.
+func TestFetchEntry_AFollowerGetsAnEntryFromTheLeader(t *testing.T) {
+	nodes := startNodes(t, 3, func(c *Config) { c.DataDir = t.TempDir() })
+	proposeCreates(t, nodes, "f", 20)
+	leader := leaderOf(nodes)
+	follower := followerOf(nodes, leader)
+	index := uint64(leader.fsm.LastZxid())
+	var want, got raft.Log
+	require.NoError(t, follower.raftLog.GetLog(index, &want))
+	require.NoError(t, follower.fetchEntry(index, &got))
+	assert.Equal(t, want.Term, got.Term)
+	assert.Equal(t, want.Data, got.Data)
+	assert.Equal(t, want.Extensions, got.Extensions)
+	assert.ErrorIs(t, leader.fetchEntry(index, &got), errNoLeaderToAsk, "the leader has no one to ask")
+}

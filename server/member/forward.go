@@ -17,15 +17,16 @@ import (
 // [len][type][request id uint64][payload]; replies carry the request's
 // type and id, a status byte and a payload.
 const (
-	fwdApply      byte = 1 // a command to propose; reply: status only (success shows as its apply)
-	fwdTouch      byte = 2 // the member's applied zxid, then the session ids that sent packets lately; no reply
-	fwdRevalidate byte = 3 // a resuming session and its timeout; reply: 1 if alive
-	fwdSync       byte = 4 // a barrier; reply: the leader's last applied zxid
-	fwdPing       byte = 5 // nothing; reply: status only (the member's process is there)
-	fwdGone       byte = 6 // a leader's id (uint32); reply: gone for the member asked (byte), its last log term and index
-	fwdLogEnd     byte = 7 // nothing; reply: the member's last log term and index (see voteGuard), then its current term (surveyTerms)
-	fwdPrepare    byte = 8 // a command the leader prepares (Host.Prepare), then proposes; reply as fwdApply
-	fwdDigest     byte = 9 // the member's newest tree digest: zxid, digest (see digest.go); no reply (an older leader ignores it)
+	fwdApply      byte = 1  // a command to propose; reply: status only (success shows as its apply)
+	fwdTouch      byte = 2  // the member's applied zxid, then the session ids that sent packets lately; no reply
+	fwdRevalidate byte = 3  // a resuming session and its timeout; reply: 1 if alive
+	fwdSync       byte = 4  // a barrier; reply: the leader's last applied zxid
+	fwdPing       byte = 5  // nothing; reply: status only (the member's process is there)
+	fwdGone       byte = 6  // a leader's id (uint32); reply: gone for the member asked (byte), its last log term and index
+	fwdLogEnd     byte = 7  // nothing; reply: the member's last log term and index (see voteGuard), then its current term (surveyTerms)
+	fwdPrepare    byte = 8  // a command the leader prepares (Host.Prepare), then proposes; reply as fwdApply
+	fwdDigest     byte = 9  // the member's newest tree digest: zxid, digest (see digest.go); no reply (an older leader ignores it)
+	fwdGetLog     byte = 10 // a log index; reply: the entry there, whole (fetchEntry; an older member does not answer)
 
 	fwdOK  byte = 0
 	fwdErr byte = 1
@@ -161,6 +162,8 @@ func (n *Node) serveForward(nc net.Conn) {
 			n.touchRemote(nc, payload)
 		case fwdDigest:
 			n.digestReported(nc, payload)
+		case fwdGetLog:
+			replies <- n.answerGetLog(typ, id, payload)
 		case fwdRevalidate:
 			replies <- n.revalidateFor(typ, id, payload)
 		case fwdSync:

@@ -76,6 +76,9 @@ func (n *Node) startRaft(ctx context.Context) (*memStores, error) {
 		// and applies, so they are sealed before any of that.
 		checked := raftstore.NewCheckedLog(logs, n.damagedRead)
 		checked.Marks, checked.SealedFrom = n.vote, n.sealedFrom
+		if n.cfg.Clustered() {
+			checked.Fetch = n.fetchEntry
+		}
 		logs = checked
 		n.raftLog = logs
 	}

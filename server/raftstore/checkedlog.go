@@ -30,6 +30,10 @@ type CheckedLog struct {
 	// before the log is used.
 	Marks      *VoteRecord
 	SealedFrom uint64
+	// Fetch, when set, gets an entry whole from elsewhere (a cluster's
+	// leader) when this log's copy reads damaged: Raft stops the process
+	// when it cannot read an entry it must apply.
+	Fetch func(index uint64, l *raft.Log) error
 
 	mu       sync.Mutex // guards reported
 	reported map[uint64]bool
@@ -59,8 +63,29 @@ func (c *CheckedLog) StoreLogs(logs []*raft.Log) error {
 }
 
 // GetLog implements raft.LogStore: a damaged entry, or one the store
-// cannot decode, reads as raft.ErrLogNotFound.
+// cannot decode, is fetched whole from elsewhere (Fetch), or else reads as
+// raft.ErrLogNotFound.
 func (c *CheckedLog) GetLog(index uint64, l *raft.Log) error {
+	err := c.getLog(index, l)
+	if err != raft.ErrLogNotFound || c.Fetch == nil || !c.damaged(index) {
+		return err
+	}
+	var fetched raft.Log
+	if c.Fetch(index, &fetched) != nil || fetched.Index != index || !Sealed(&fetched) || !Intact(&fetched) {
+		return raft.ErrLogNotFound
+	}
+	*l = fetched
+	return nil
+}
+
+// damaged reports whether the entry at index was read damaged.
+func (c *CheckedLog) damaged(index uint64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.reported[index]
+}
+
+func (c *CheckedLog) getLog(index uint64, l *raft.Log) error {
 	err := ReadEntry(c.LogStore, index, l)
 	switch {
 	case errors.Is(err, raft.ErrLogNotFound):

@@ -488,3 +488,38 @@ func TestIntact_ExtensionsWithoutTheTagAreDamaged(t *testing.T) {
 	Seal(l)
 	assert.True(t, IntactFrom(l, 6))
 }
+
+// damagedStore returns entry bad with a byte of its data changed.
+type damagedStore struct {
+	raft.LogStore
+	bad uint64
+}
+
+func (s damagedStore) GetLog(index uint64, l *raft.Log) error {
+	if err := s.LogStore.GetLog(index, l); err != nil {
+		return err
+	}
+	if index == s.bad {
+		l.Data = append([]byte{l.Data[0] ^ 1}, l.Data[1:]...)
+	}
+	return nil
+}
+
+// TestCheckedLog_FetchesADamagedEntryWhole: an entry read damaged is got
+// from elsewhere (the leader), checked, rather than failing the read Raft
+// cannot survive; one fetched damaged too is still missing.
+func TestCheckedLog_FetchesADamagedEntryWhole(t *testing.T) {
+	store := raft.NewInmemStore()
+	good := NewCheckedLog(store, nil)
+	require.NoError(t, good.StoreLogs([]*raft.Log{entry(1), entry(2), entry(3)}))
+	reported := 0
+	c := NewCheckedLog(damagedStore{store, 2}, func(Finding) { reported++ })
+	var l raft.Log
+	require.ErrorIs(t, c.GetLog(2, &l), raft.ErrLogNotFound, "without a way to fetch it")
+	c.Fetch = func(index uint64, l *raft.Log) error { return good.GetLog(index, l) }
+	require.NoError(t, c.GetLog(2, &l))
+	assert.Equal(t, entry(2).Data, l.Data)
+	assert.Equal(t, 1, reported, "reported once")
+	c.Fetch = func(index uint64, l *raft.Log) error { return damagedStore{store, 2}.GetLog(index, l) }
+	require.ErrorIs(t, c.GetLog(2, &l), raft.ErrLogNotFound, "a damaged copy fetched is refused")
+}
