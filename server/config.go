@@ -126,14 +126,19 @@ type Config struct {
 	// SnapRetainCount is how many snapshots a durable member keeps
 	// (autopurge.snapRetainCount). Default 3, the minimum.
 	SnapRetainCount int
-	// RaftTimeout is the Raft heartbeat and election timeout. Default: 5ms
-	// for a standalone server, whose single-member Raft never competes in
-	// an election, and 1s for a cluster member (which notices a dead
-	// leader sooner than that: see server/member's failover notes).
+	// RaftTimeout is the Raft heartbeat and election timeout: how long a
+	// cluster member hears nothing from its leader before it suspects it
+	// (Raft stands after one to two of them). Default: 5ms for a standalone
+	// server, whose single-member Raft never competes in an election, and
+	// half of syncLimit ticks for a cluster member (5s with ZooKeeper's
+	// sample zoo.cfg), so that a member or leader that is merely slow, on a
+	// busy machine, is not suspected, as a ZooKeeper follower waits
+	// syncLimit ticks. A member that dies is noticed sooner, from its
+	// broken connections: see server/member's failover notes.
 	RaftTimeout time.Duration
 	// LeaderLease is how long a cluster's leader keeps office without
-	// hearing from a majority before it steps down. Default: half of
-	// RaftTimeout; at most RaftTimeout.
+	// hearing from a majority before it steps down. Default: RaftTimeout,
+	// which is also the most it may be.
 	LeaderLease time.Duration
 	// ClientListener, RaftListener and ForwardListener, when set, are bound
 	// listeners used instead of listening on ClientPortAddress and on this
@@ -294,7 +299,7 @@ func (c *Config) setDefaults() {
 	if c.RaftTimeout == 0 {
 		c.RaftTimeout = 5 * time.Millisecond
 		if c.clustered() {
-			c.RaftTimeout = time.Second
+			c.RaftTimeout = max(time.Duration(c.SyncLimit)*c.TickTime/2, 5*time.Millisecond)
 		}
 	}
 	if c.SnapCount == 0 {

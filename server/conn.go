@@ -65,6 +65,9 @@ type conn struct {
 	// reconfigSent: a reconfig was proposed and the next write must wait
 	// for it (submit; reader goroutine only).
 	reconfigSent bool
+	// unsettled: a write's outcome is not known yet (Server.settleLater),
+	// and the next write must wait for it (submit).
+	unsettled atomic.Bool
 	// Records reused from one request to the next (reader goroutine only).
 	requests wire.Requests
 	replies  readReplies

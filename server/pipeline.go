@@ -153,6 +153,14 @@ func (c *conn) submit(req request, body []byte) {
 			return
 		}
 	}
+	if c.unsettled.Load() {
+		// A leader change left a write of this session in the balance
+		// (Server.settleLater): this one waits, lest it commit first.
+		if !c.waitDrained() {
+			return
+		}
+		c.unsettled.Store(false)
+	}
 	if !c.writeStarted() {
 		return // closed: the request is dropped unapplied, as if never read
 	}
@@ -233,6 +241,14 @@ func (c *conn) writeFinished() {
 	if parked {
 		c.srv.unpark(c)
 	}
+}
+
+// onlyWrite reports whether the connection has exactly one write in flight
+// and is open.
+func (c *conn) onlyWrite() bool {
+	c.pmu.Lock()
+	defer c.pmu.Unlock()
+	return c.inflight == 1 && !c.stopped
 }
 
 // stopWrites makes writeStarted refuse from now on; part of closing.

@@ -37,11 +37,15 @@ type Server struct {
 	changed changes   // what Changed hands out
 	observe observers // what Observe registered
 	pending pendingTable
-	handoff func([]*conn) // flushAsync, made once: a method value per change would be an allocation
-	toFlush []*conn       // connections to flush at the end of the batch being applied (FSM lock)
-	stats   serverStats
-	started time.Time
-	origin  uint64 // this member's id in commands it proposes
+	// Proposals whose outcome a leader change left unknown (settleLater).
+	settleMu  sync.Mutex
+	unsettled []uint64
+	settling  bool
+	handoff   func([]*conn) // flushAsync, made once: a method value per change would be an allocation
+	toFlush   []*conn       // connections to flush at the end of the batch being applied (FSM lock)
+	stats     serverStats
+	started   time.Time
+	origin    uint64 // this member's id in commands it proposes
 
 	node     *member.Node // Raft and the links to the other members
 	reconfig reconfigState

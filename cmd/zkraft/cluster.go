@@ -9,15 +9,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/zkraft/zkraft/server"
 	"github.com/zkraft/zkraft/server/admin"
 )
-
-// localClusterRaftTimeout is the default Raft timeout of -local-cluster:
-// short, so that the cluster is ready and fails over well within a second.
-const localClusterRaftTimeout = 200 * time.Millisecond
 
 // localCluster runs n members in this process. Member i (from 0) takes
 // client port base+i, Raft port base+707+i and forwarding port
@@ -38,9 +33,6 @@ func startLocalCluster(n int, base server.Config, adminCfg *admin.Config, con co
 	port, err := strconv.Atoi(portText)
 	if err != nil || port == 0 {
 		return nil, "", errors.New("-local-cluster needs a fixed client port (not 0)")
-	}
-	if base.RaftTimeout == 0 {
-		base.RaftTimeout = localClusterRaftTimeout
 	}
 	var peers []server.Peer
 	for i := range n {

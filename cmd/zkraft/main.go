@@ -234,7 +234,7 @@ func configureServer(args []string, stderr io.Writer) (cfg server.Config, logger
 	fs.IntVar(&o.localCluster, "local-cluster", 0, "run this many members in this process, on consecutive client ports from -port (default 2181); prints the connect string")
 	fs.StringVar(&o.dataDir, "data-dir", "", "keep state on disk here (zoo.cfg dataDir); empty: in memory")
 	fs.StringVar(&o.logStore, "log-store", "", `durable Raft log store: "wal", hashicorp's raft-wal (default), or "boltdb", raft-boltdb, about half as fast; a data dir keeps the kind it has (zoo.cfg zkraft.logStore)`)
-	fs.DurationVar(&o.raftTimeout, "raft-timeout", 0, "Raft heartbeat and election timeout (default 1s for a cluster member, 200ms for -local-cluster)")
+	fs.DurationVar(&o.raftTimeout, "raft-timeout", 0, "Raft heartbeat and election timeout (default: half of syncLimit ticks for a cluster member)")
 	fs.StringVar(&o.superDigest, "super-digest", "", "superuser digest, user:base64(sha1(user:password)) (zookeeper.DigestAuthenticationProvider.superDigest)")
 	fs.Func("peer-via", "dial a member's address at another: `addr=via[,addr=via...]` (a proxy or port forward before it; repeatable)",
 		o.addPeerVia)

@@ -160,7 +160,7 @@ func (n *Node) surveyTerms(g *voteGuard) {
 			}
 		}
 		select {
-		case <-time.After(n.cfg.RaftTimeout):
+		case <-time.After(n.retryEvery()):
 		case <-n.quit:
 			return
 		}

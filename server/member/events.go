@@ -20,6 +20,7 @@ import (
 //	leader lost       leader, term        Raft names none where it named one
 //	member joined     sid, addr           on the leader: a member reports in
 //	member lost       sid, addr           on the leader: silent for 2 ticks
+//	members still lost count, sids        on the leader: once a minute while any is
 //	snapshot taken    index, term, zxid, znodes, bytes, duration_ms
 //	snapshot restored zxid, znodes, bytes, duration_ms
 
@@ -59,26 +60,55 @@ func (n *Node) heardFrom(id int) {
 		return
 	}
 	n.present[id] = true
+	delete(n.absent, id)
 	p, _ := n.peer(id)
 	n.log.LogAttrs(context.Background(), slog.LevelInfo, "member joined", slog.Int("sid", id), slog.String("addr", p.RaftAddr))
 }
 
+// lostEvery is how often a leader repeats, as a count, which members are
+// still out of touch (each was logged once when it went).
+const lostEvery = time.Minute
+
 // checkPresent logs "member lost" for each member the leader has not heard
-// from for two ticks (as SyncedLearners counts them); a member that stops
-// leading forgets who was in touch.
+// from for two ticks (as SyncedLearners counts them), whether it was in
+// touch before or has not reported since this member took office; and,
+// while any is lost, "members still lost" once a minute. Raft's own lines
+// for each heartbeat or append that fails to reach it are Debug (see
+// expectedRaftLine). A member that stops leading forgets who was in touch.
 func (n *Node) checkPresent(leading bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	for id := range n.present {
-		if !leading {
-			delete(n.present, id)
+	if !leading {
+		clear(n.present)
+		clear(n.absent)
+		n.lostReported = time.Time{}
+		return
+	}
+	ticks := 2 * n.cfg.TickTime
+	since := time.Unix(0, n.stats.leaderSince.Load())
+	var lost []int
+	for _, p := range n.servers() {
+		if p.ID == n.cfg.ServerID || n.present[p.ID] && time.Since(n.lastHeard[p.ID]) <= ticks {
 			continue
 		}
-		if time.Since(n.lastHeard[id]) > 2*n.cfg.TickTime {
-			delete(n.present, id)
-			p, _ := n.peer(id)
-			n.log.LogAttrs(context.Background(), slog.LevelWarn, "member lost", slog.Int("sid", id), slog.String("addr", p.RaftAddr))
+		if !n.present[p.ID] && time.Since(since) <= ticks {
+			continue // not heard from yet, but this member has only just taken office
 		}
+		lost = append(lost, p.ID)
+		if !n.absent[p.ID] {
+			delete(n.present, p.ID)
+			n.absent[p.ID] = true
+			n.log.LogAttrs(context.Background(), slog.LevelWarn, "member lost", slog.Int("sid", p.ID), slog.String("addr", p.RaftAddr))
+		}
+	}
+	switch {
+	case len(lost) == 0:
+		n.lostReported = time.Time{}
+	case n.lostReported.IsZero():
+		n.lostReported = time.Now()
+	case time.Since(n.lostReported) >= lostEvery:
+		n.lostReported = time.Now()
+		n.log.LogAttrs(context.Background(), slog.LevelWarn, "members still lost", slog.Int("count", len(lost)), slog.Any("sids", lost))
 	}
 }
 

@@ -43,17 +43,16 @@ import (
 // is as complete as the voter's.
 //
 // The leader's lease (how long a leader goes without hearing from a
-// majority before it steps down) is half a Raft timeout unless
-// Config.LeaderLease says otherwise (servertest's clusters take a whole
-// one, so that a leader on a loaded test machine keeps office); failover
-// does not wait for it.
+// majority before it steps down) is a whole Raft timeout unless
+// Config.LeaderLease says otherwise, so that a leader on a busy machine
+// keeps office; failover does not wait for it.
 
 // leaseTimeout is Raft's leader lease.
 func (n *Node) leaseTimeout() time.Duration {
 	if n.cfg.LeaderLease > 0 {
 		return min(n.cfg.LeaderLease, n.cfg.RaftTimeout)
 	}
-	return max(n.cfg.RaftTimeout/2, 5*time.Millisecond)
+	return n.cfg.RaftTimeout
 }
 
 // leaderLinkBroken is told that a connection with member leader broke from
@@ -174,9 +173,10 @@ func (a logEnd) before(b logEnd) bool {
 
 // goneView is one voter's answer to "is the leader gone?".
 type goneView struct {
-	id   int
-	gone bool
-	end  logEnd
+	id      int
+	reached bool // it answered at all
+	gone    bool
+	end     logEnd
 }
 
 // chooseCandidate asks the other voters about the dead leader and stands
@@ -192,8 +192,17 @@ func (n *Node) chooseCandidate(leader int) {
 		if !n.stillLeads(leader) {
 			return
 		}
-		self := goneView{id: n.cfg.ServerID, gone: true, end: n.candidateLogEnd()}
-		best, ok := pickCandidate(append(n.askGone(leader), self), n.Voters())
+		self := goneView{id: n.cfg.ServerID, reached: true, gone: true, end: n.candidateLogEnd()}
+		views := append(n.askGone(leader), self)
+		best, ok := pickCandidate(views, n.Voters())
+		if !ok && !quorumReached(views, n.Voters()) {
+			// As a ZooKeeper follower whose leader's connection breaks goes
+			// looking at once: no leader can be elected with the members
+			// this one reaches, so its clients had better go elsewhere now
+			// than after syncLimit ticks.
+			n.setServing(false, "the leader is gone and too few members answer to elect another: not serving clients until a leader is elected")
+			return
+		}
 		if !ok {
 			n.log.Info("the leader is gone for a minority only: leaving the election to Raft's timeouts",
 				"leader", leader, "voters", n.Voters())
@@ -240,6 +249,17 @@ func pickCandidate(views []goneView, voters int) (goneView, bool) {
 	return best, gone > voters/2
 }
 
+// quorumReached reports whether a majority of the voters answered.
+func quorumReached(views []goneView, voters int) bool {
+	reached := 0
+	for _, v := range views {
+		if v.reached {
+			reached++
+		}
+	}
+	return reached > voters/2
+}
+
 // stillLeads reports whether this member's Raft still takes leader as the
 // leader, or knows none, and this member still follows.
 func (n *Node) stillLeads(leader int) bool {
@@ -260,7 +280,7 @@ func (n *Node) askGone(leader int) []goneView {
 	n.askVoters(leader, fwdGone, binary.BigEndian.AppendUint32(nil, uint32(leader)), func(id int, reply []byte, err error) {
 		v := goneView{id: id}
 		if err == nil && len(reply) >= 17 {
-			v.gone = reply[0] == 1
+			v.reached, v.gone = true, reply[0] == 1
 			v.end = readLogEnd(reply[1:])
 		}
 		views = append(views, v)

@@ -110,6 +110,25 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
+func TestQuorumReached(t *testing.T) {
+	tests := []struct {
+		name   string
+		views  []goneView
+		voters int
+		want   bool
+	}{
+		{"itself and one other of three", []goneView{{id: 1, reached: true}, {id: 2, reached: true}, {id: 3}}, 3, true},
+		{"itself alone of three", []goneView{{id: 1, reached: true}, {id: 2}, {id: 3}}, 3, false},
+		{"two of four", []goneView{{id: 1, reached: true}, {id: 2, reached: true}, {id: 3}, {id: 4}}, 4, false},
+		{"three of five", []goneView{{id: 1, reached: true}, {id: 2, reached: true}, {id: 5, reached: true}}, 5, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, quorumReached(tt.views, tt.voters))
+		})
+	}
+}
+
 func TestPickCandidate(t *testing.T) {
 	at := func(term, index uint64) logEnd { return logEnd{term: term, index: index} }
 	tests := []struct {
@@ -118,12 +137,12 @@ func TestPickCandidate(t *testing.T) {
 		voters int
 		want   int // 0: no candidate
 	}{
-		{"the most complete log wins", []goneView{{1, true, at(2, 10)}, {2, true, at(2, 12)}}, 3, 2},
-		{"a later term beats a longer log", []goneView{{1, true, at(3, 5)}, {2, true, at(2, 12)}}, 3, 1},
-		{"a tie goes to the lowest id", []goneView{{3, true, at(2, 12)}, {2, true, at(2, 12)}}, 3, 2},
-		{"members that still reach the leader are not counted", []goneView{{1, true, at(2, 10)}, {2, false, at(2, 99)}}, 3, 0},
-		{"a majority of five", []goneView{{1, true, at(2, 10)}, {2, true, at(2, 9)}, {4, true, at(2, 9)}, {5, false, at(2, 12)}}, 5, 1},
-		{"two of five is no majority", []goneView{{1, true, at(2, 10)}, {2, true, at(2, 9)}, {4, false, at(2, 9)}}, 5, 0},
+		{"the most complete log wins", []goneView{{1, true, true, at(2, 10)}, {2, true, true, at(2, 12)}}, 3, 2},
+		{"a later term beats a longer log", []goneView{{1, true, true, at(3, 5)}, {2, true, true, at(2, 12)}}, 3, 1},
+		{"a tie goes to the lowest id", []goneView{{3, true, true, at(2, 12)}, {2, true, true, at(2, 12)}}, 3, 2},
+		{"members that still reach the leader are not counted", []goneView{{1, true, true, at(2, 10)}, {2, true, false, at(2, 99)}}, 3, 0},
+		{"a majority of five", []goneView{{1, true, true, at(2, 10)}, {2, true, true, at(2, 9)}, {4, true, true, at(2, 9)}, {5, true, false, at(2, 12)}}, 5, 1},
+		{"two of five is no majority", []goneView{{1, true, true, at(2, 10)}, {2, true, true, at(2, 9)}, {4, true, false, at(2, 9)}}, 5, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

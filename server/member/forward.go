@@ -50,7 +50,26 @@ var (
 	// errNotLeaderThere means the member asked was not the leader (any
 	// more) and did nothing with the request.
 	errNotLeaderThere = errors.New("server: the member asked does not lead")
+	// errNotSent means the connection to the leader was lost before the
+	// request went out.
+	errNotSent = errors.New("server: connection to the leader lost before the request was sent")
 )
+
+// NeverAppended reports whether a proposal that failed with err was
+// appended to no log: proposed again, it cannot commit twice.
+func NeverAppended(err error) bool {
+	return errors.Is(err, raft.ErrNotLeader) || errors.Is(err, errNotLeaderThere) ||
+		errors.Is(err, raft.ErrLeadershipTransferInProgress) || errors.Is(err, errNotSent)
+}
+
+// MayHaveCommitted reports whether a proposal that failed with err may
+// commit yet: a leader appended it and lost office before it committed, or
+// the connection to the leader broke before its answer came. Once a
+// barrier through a leader is applied here (Sync), it has been applied
+// here if it ever commits.
+func MayHaveCommitted(err error) bool {
+	return errors.Is(err, raft.ErrLeadershipLost) || errors.Is(err, errLeaderLost)
+}
 
 // fwdReply is what the leader owes a follower for one request, resolved in
 // order by writeForwardReplies.

@@ -60,7 +60,7 @@ func (f *forwarder) client(deadline time.Time) (*fwdClient, error) {
 		// Raft to elect or find another, trying again now and then.
 		select {
 		case <-changed:
-		case <-time.After(n.cfg.RaftTimeout / 4):
+		case <-time.After(min(n.cfg.RaftTimeout/4, 250*time.Millisecond)):
 		case <-n.quit:
 			return nil, ErrClosed
 		}
@@ -124,7 +124,7 @@ func (c *fwdClient) send(typ byte, payload []byte, cb func(byte, []byte)) error 
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
-		return errLeaderLost // not sent
+		return errNotSent
 	}
 	c.next++
 	if cb != nil {

@@ -337,11 +337,12 @@ func (n *Node) askLeader(ask func(deadline time.Time) error, local func()) error
 
 // awaitLeaderMove waits, after a request found leadership moving, for Raft
 // to name another leader (changed, taken before the request was sent), or
-// a tenth of a Raft timeout; it reports false if the node stops first.
+// a tenth of a Raft timeout (at most 100ms); it reports false if the node
+// stops first.
 func (n *Node) awaitLeaderMove(changed <-chan struct{}) bool {
 	select {
 	case <-changed:
-	case <-time.After(n.cfg.RaftTimeout / 10):
+	case <-time.After(min(n.cfg.RaftTimeout/10, 100*time.Millisecond)):
 	case <-n.quit:
 		return false
 	}
@@ -351,8 +352,13 @@ func (n *Node) awaitLeaderMove(changed <-chan struct{}) bool {
 // leaderMoved reports whether a request to the leader failed because
 // leadership was moving: worth asking again of the next leader.
 func leaderMoved(err error) bool {
-	return errors.Is(err, errLeaderLost) || errors.Is(err, errIsLeader) || errors.Is(err, errNotLeaderThere)
+	return errors.Is(err, errLeaderLost) || errors.Is(err, errIsLeader) || errors.Is(err, errNotLeaderThere) ||
+		errors.Is(err, errNotSent)
 }
+
+// retryEvery is how long a member waits before it tries again what failed
+// for want of a peer or a leader: a Raft timeout, at most a second.
+func (n *Node) retryEvery() time.Duration { return min(n.cfg.RaftTimeout, time.Second) }
 
 // holdDeadline is how long, from now, a request waits through an election
 // for a leader: ten Raft timeouts.

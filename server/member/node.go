@@ -280,13 +280,15 @@ type Node struct {
 	applyClosed                 bool
 	unanswered                  atomic.Int64 // raft.Apply futures not yet answered
 
-	mu        sync.Mutex // guards the fields below
-	closed    bool
-	touched   map[int64]struct{}    // sessions seen here since the last report to the leader
-	lastHeard map[int]time.Time     // when each member last reported to this (leading) member
-	applied   map[int]uint64        // the zxid each member last reported applied to this (leading) member
-	present   map[int]bool          // the members in touch with this (leading) member (heardFrom)
-	peerConns map[net.Conn]struct{} // inbound member connections
+	mu           sync.Mutex // guards the fields below
+	closed       bool
+	touched      map[int64]struct{}    // sessions seen here since the last report to the leader
+	lastHeard    map[int]time.Time     // when each member last reported to this (leading) member
+	applied      map[int]uint64        // the zxid each member last reported applied to this (leading) member
+	present      map[int]bool          // the members in touch with this (leading) member (heardFrom)
+	absent       map[int]bool          // the members this (leading) member logged lost (checkPresent)
+	lostReported time.Time             // when checkPresent last logged which members are still lost
+	peerConns    map[net.Conn]struct{} // inbound member connections
 
 	zmu      sync.Mutex // guards zwaiters
 	zwaiters []zxidWaiter
@@ -318,6 +320,7 @@ func New(cfg Config, fsm *raftfsm.FSM, host Host) *Node {
 		lastHeard:       make(map[int]time.Time),
 		applied:         make(map[int]uint64),
 		present:         make(map[int]bool),
+		absent:          make(map[int]bool),
 		peerConns:       make(map[net.Conn]struct{}),
 		quit:            make(chan struct{}),
 	}

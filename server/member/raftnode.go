@@ -429,9 +429,11 @@ func (n *Node) raftLogger() hclog.Logger {
 // member may go without a leader before it stops serving): a standalone
 // server elects itself at every start, and the members of a cluster that
 // start together miss each other's first vote requests; or Raft's
-// listener closing under it as the member stops. Past the start, an
-// election means the leader was lost, which the member logs itself
-// ("leader lost") and Raft at Warn.
+// listener closing under it as the member stops; or a leader's heartbeat
+// or append failing to reach a member, again and again while it is down,
+// which the member logs once as "member lost" (checkPresent). Past the
+// start, an election means the leader was lost, which the member logs
+// itself ("leader lost") and Raft at Warn.
 func (n *Node) expectedRaftLine(msg string) bool {
 	switch msg {
 	case "heartbeat timeout reached, starting election", "Election timeout reached, restarting election",
@@ -440,6 +442,11 @@ func (n *Node) expectedRaftLine(msg string) bool {
 		return time.Since(n.started) < n.quorumLossTimeout()
 	case "failed to accept connection":
 		return n.stopping()
+	case "failed to heartbeat to", "failed to appendEntries to", "failed to pipeline appendEntries",
+		"failed to start pipeline replication to", "failed to contact", "failed to send snapshot to":
+		// Each heartbeat or append that fails to reach a member: the
+		// member logs the member lost and back once each (checkPresent).
+		return true
 	}
 	return false
 }

@@ -788,7 +788,7 @@ func (n *Node) keepNoticeLink(l *noticeLink) {
 		pipe, err := n.trans.noticePipeline(l.id, l.addr)
 		if err != nil {
 			select {
-			case <-time.After(n.cfg.RaftTimeout):
+			case <-time.After(n.retryEvery()):
 			case <-n.quit:
 				return
 			case <-l.gone:

@@ -293,7 +293,7 @@ func (n *Node) surveyLogs(g *voteGuard) {
 			return
 		}
 		select {
-		case <-time.After(n.cfg.RaftTimeout):
+		case <-time.After(n.retryEvery()):
 		case <-n.quit:
 			return
 		}

@@ -36,9 +36,12 @@ type member struct {
 // NewCluster starts n in-memory members (durable ones with WithDurable),
 // returns once one of them leads and every member serves, and stops them
 // all in t.Cleanup, after checking that every replica's state is valid and
-// that replicas at the same zxid have the same tree. Its defaults suit
-// tests: the NewServer ones, and Raft timeouts (and a leader's lease) of
-// 100ms, so that a cluster is ready, or fails over, well within a second.
+// that replicas at the same zxid have the same tree. Its defaults are the
+// NewServer ones, which make a cluster member's Raft timeout (and its
+// leader's lease) 250ms, half of syncLimit's five 100ms ticks: a cluster is
+// ready at once, fails over from a killed member within milliseconds, and
+// suspects a silent one only after a scheduling pause that a loaded test
+// machine (-race, a CPU hog, tests in parallel) does not reach.
 func NewCluster(t testing.TB, n int, opts ...Option) *Cluster {
 	t.Helper()
 	c := &Cluster{t: t, links: server.NewLinks(), faults: newFaults(t, uint64(time.Now().UnixNano()))}
@@ -68,15 +71,6 @@ func NewCluster(t testing.TB, n int, opts ...Option) *Cluster {
 		m.cfg = testConfig(t, opts, func(cfg *server.Config) {
 			cfg.ServerID, cfg.Servers, cfg.Links, cfg.RequestHook = i+1, peers, c.links, c.faults
 		})
-		if m.cfg.RaftTimeout == 0 {
-			m.cfg.RaftTimeout = 100 * time.Millisecond
-		}
-		if m.cfg.LeaderLease == 0 {
-			// A whole Raft timeout: a leader on a loaded test machine
-			// (-race, a CPU hog, tests in parallel) keeps office through
-			// scheduling pauses that half of 100ms does not survive.
-			m.cfg.LeaderLease = m.cfg.RaftTimeout
-		}
 		if m.cfg.DataDir == durableMarker {
 			m.cfg.DataDir = t.TempDir()
 		}
