@@ -2,6 +2,7 @@ package main
 
 import (
 	"flag"
+	"net"
 	"net/http"
 
 	"github.com/zkraft/zkraft/server"
@@ -43,5 +44,19 @@ func mountConsole(a *admin.Admin, srv *server.Server, f consoleFlags) error {
 	}
 	a.Handle("/console/", http.StripPrefix("/console", c))
 	a.Handle("GET /console", http.RedirectHandler("/console/", http.StatusMovedPermanently))
+	a.Handle("GET /{$}", http.RedirectHandler("/console/", http.StatusFound))
 	return nil
+}
+
+// consoleURL is the address a browser on this machine opens the console
+// of admin listener a at: a wildcard address is reached on loopback.
+func consoleURL(a *admin.Admin) string {
+	host, port, err := net.SplitHostPort(a.Addr().String())
+	if err != nil {
+		return a.URL() + "/console/"
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port) + "/console/"
 }

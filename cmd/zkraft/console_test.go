@@ -3,9 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
-	"io"
 	"log/slog"
 	"net/http"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -33,18 +33,24 @@ func TestConsoleFlags(t *testing.T) {
 // The console is served at /console/ on the admin listener, unless
 // -no-console.
 func TestStartAdmin_Console(t *testing.T) {
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	var logs lockedBuffer
+	logger := slog.New(slog.NewTextHandler(&logs, nil))
 	srv := servertest.NewServer(t)
 	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	for _, tc := range []struct {
 		con   consoleFlags
 		paths map[string]int
 	}{
-		{consoleFlags{}, map[string]int{"/console/": 200, "/console/api/cluster": 200, "/console": 301, "/commands/ruok": 200}},
-		{consoleFlags{off: true}, map[string]int{"/console/": 404, "/commands/ruok": 200}},
+		{consoleFlags{}, map[string]int{"/console/": 200, "/console/api/cluster": 200, "/console": 301, "/": 302,
+			"/commands/ruok": 200, "/nothing": 404}},
+		{consoleFlags{off: true}, map[string]int{"/console/": 404, "/": 404, "/commands/ruok": 200}},
 	} {
 		a, err := startAdmin(srv.Server, admin.Config{Addr: "127.0.0.1:0"}, tc.con, logger)
 		require.NoError(t, err)
+		if !tc.con.off {
+			// The start-up log says where the console is, and there it is.
+			assert.Contains(t, logs.String(), "msg=\"web console\" url="+a.URL()+"/console/")
+		}
 		for p, want := range tc.paths {
 			resp, err := noRedirect.Get(a.URL() + p)
 			require.NoError(t, err)
@@ -60,4 +66,23 @@ func TestStartAdmin_Console(t *testing.T) {
 		require.NoError(t, a.Shutdown(context.Background()))
 		resp.Body.Close()
 	}
+}
+
+// lockedBuffer is a bytes.Buffer that loggers on several goroutines may
+// write.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

@@ -128,6 +128,9 @@ func startAdmin(srv *server.Server, cfg admin.Config, con consoleFlags, logger *
 	if err := a.Start(); err != nil {
 		return nil, err
 	}
+	if !con.off {
+		logger.Info("web console", "url", consoleURL(a))
+	}
 	return a, nil
 }
 
@@ -197,7 +200,7 @@ func adminSettings(o *options) (*admin.Config, error) {
 	}
 	host, port, _ := net.SplitHostPort(cfg.Addr)
 	if host == "" && port == "" {
-		host, port = "0.0.0.0", strconv.Itoa(admin.DefaultPort)
+		host, port = admin.DefaultHost, strconv.Itoa(admin.DefaultPort)
 	}
 	if o.adminAddress != "" {
 		host = o.adminAddress
@@ -242,7 +245,7 @@ func configureServer(args []string, stderr io.Writer) (cfg server.Config, logger
 	fs.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
 	fs.BoolVar(&o.admin, "admin", false, "serve the admin listener: ZooKeeper's AdminServer commands, /metrics, /livez, /readyz (zoo.cfg admin.enableServer)")
-	fs.StringVar(&o.adminAddress, "admin-address", "", "admin listener address (zoo.cfg admin.serverAddress; default 0.0.0.0); turns it on")
+	fs.StringVar(&o.adminAddress, "admin-address", "", "admin listener address (zoo.cfg admin.serverAddress; default 127.0.0.1, where ZooKeeper's is 0.0.0.0); turns it on")
 	fs.IntVar(&o.adminPort, "admin-port", 0, "admin listener port (zoo.cfg admin.serverPort or metricsProvider.httpPort; default 8080; 0 picks one; -local-cluster member i takes port+i); turns it on")
 	o.console.register(fs)
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")

@@ -90,6 +90,7 @@ func TestConfigure_Admin(t *testing.T) {
 	on := write("on.cfg", "admin.enableServer=true\nadmin.serverAddress=127.0.0.1\nadmin.serverPort=18081\n")
 	metrics := write("metrics.cfg", "metricsProvider.className=org.apache.zookeeper.metrics.prometheus.PrometheusMetricsProvider\nmetricsProvider.httpPort=7001\n")
 	off := write("off.cfg", "admin.enableServer=false\nadmin.serverPort=18082\n")
+	all := write("all.cfg", "admin.enableServer=true\nadmin.serverAddress=0.0.0.0\nadmin.serverPort=18083\n")
 	tests := []struct {
 		name string
 		args []string
@@ -98,9 +99,10 @@ func TestConfigure_Admin(t *testing.T) {
 		{"off by default", nil, ""},
 		{"zoo.cfg turns it on", []string{on}, "127.0.0.1:18081"},
 		{"flags override zoo.cfg", []string{"-admin-port", "18090", on}, "127.0.0.1:18090"},
-		{"metricsProvider.httpPort is an alias", []string{metrics}, "0.0.0.0:7001"},
+		{"metricsProvider.httpPort is an alias", []string{metrics}, "127.0.0.1:7001"},
 		{"zoo.cfg turns it off", []string{off}, ""},
-		{"-admin alone", []string{"-admin"}, "0.0.0.0:8080"},
+		{"-admin alone: loopback", []string{"-admin"}, "127.0.0.1:8080"},
+		{"every interface when told", []string{all}, "0.0.0.0:18083"},
 		{"-admin-port 0 picks a port", []string{"-admin-address", "127.0.0.1", "-admin-port", "0"}, "127.0.0.1:0"},
 	}
 	for _, tc := range tests {

@@ -55,10 +55,12 @@ var (
 )
 
 // Config configures an admin listener. The zero value listens on
-// ZooKeeper's default address, 0.0.0.0:8080.
+// 127.0.0.1:8080: ZooKeeper's port, but loopback where ZooKeeper listens
+// on every interface, since the listener can read every znode (the
+// console) and, when told to, write them.
 type Config struct {
 	// Addr is the host:port to listen on (zoo.cfg admin.serverAddress and
-	// admin.serverPort). Default 0.0.0.0:8080; 127.0.0.1:0 in tests.
+	// admin.serverPort). Default 127.0.0.1:8080; 127.0.0.1:0 in tests.
 	Addr string
 	// CommandURL is where the commands are served (admin.commandURL).
 	// Default /commands.
@@ -74,9 +76,14 @@ type Config struct {
 // DefaultPort is ZooKeeper's admin.serverPort default.
 const DefaultPort = 8080
 
+// DefaultHost is where the admin listener listens unless told otherwise
+// (admin.serverAddress): loopback. ZooKeeper's default is 0.0.0.0, every
+// interface; give that to reach the listener from other machines.
+const DefaultHost = "127.0.0.1"
+
 func (c *Config) setDefaults() {
 	if c.Addr == "" {
-		c.Addr = net.JoinHostPort("0.0.0.0", strconv.Itoa(DefaultPort))
+		c.Addr = net.JoinHostPort(DefaultHost, strconv.Itoa(DefaultPort))
 	}
 	if c.CommandURL == "" {
 		c.CommandURL = "/commands"

@@ -285,10 +285,10 @@ func TestParseZooCfg(t *testing.T) {
 		enabled bool
 		wantErr bool
 	}{
-		{"none", "tickTime=2000\n", "0.0.0.0:8080", false, false},
+		{"none", "tickTime=2000\n", "127.0.0.1:8080", false, false},
 		{"admin on", "admin.enableServer=true\nadmin.serverAddress=127.0.0.1\nadmin.serverPort=18080\n", "127.0.0.1:18080", true, false},
-		{"admin off", "admin.enableServer=false\nadmin.serverPort=18080\n", "0.0.0.0:18080", false, false},
-		{"metrics port turns it on", "metricsProvider.className=x\nmetricsProvider.httpPort=7000\n", "0.0.0.0:7000", true, false},
+		{"admin off", "admin.enableServer=false\nadmin.serverPort=18080\n", "127.0.0.1:18080", false, false},
+		{"metrics port turns it on", "metricsProvider.className=x\nmetricsProvider.httpPort=7000\n", "127.0.0.1:7000", true, false},
 		{"bad port", "admin.enableServer=true\nadmin.serverPort=http\n", "", false, true},
 		{"bad bool", "admin.enableServer=maybe\n", "", false, true},
 	}

@@ -19,7 +19,7 @@ import (
 // the listener is enabled (default off, see DESIGN.md) and the keys it
 // read, which the caller need not warn about.
 func ParseZooCfg(props []server.Property) (cfg Config, enabled bool, used []string, err error) {
-	host, port := "0.0.0.0", strconv.Itoa(DefaultPort)
+	host, port := DefaultHost, strconv.Itoa(DefaultPort)
 	var errs []error
 	for _, p := range props {
 		switch p.Key {
