@@ -259,6 +259,8 @@ func TestLogs_ClusterEvents(t *testing.T) {
 
 	elected := log.waitLine(t, "leader elected", map[string]any{"leader": leaderID})
 	hasKeys(t, elected, "term")
+	// Its mode once known, never a guess made before the election.
+	log.waitLine(t, "serving clients", map[string]any{"test_member": leaderID, "mode": "leader"})
 	for i := range 3 {
 		if i != leader {
 			joined := log.waitLine(t, "member joined", map[string]any{"sid": float64(i + 1), "test_member": leaderID})
@@ -290,11 +292,14 @@ func TestLogs_ClusterEvents(t *testing.T) {
 	log.waitLine(t, "leader elected", map[string]any{"test_member": other})
 
 	// Raft's lines keep their level: at Info only its warnings and errors
-	// pass, never re-labelled as Info.
+	// pass, never re-labelled as Info. A member down is logged once, as
+	// "member lost", not at each heartbeat or append that fails to reach it.
 	for _, m := range log.lines(t) {
 		if m["component"] == "raft" {
 			assert.Contains(t, []any{"WARN", "ERROR"}, m["level"], "line %v", m)
 			assert.NotContains(t, m["msg"], "[", "line %v", m)
+			assert.NotContains(t, []any{"failed to heartbeat to", "failed to appendEntries to", "failed to contact",
+				"failed to pipeline appendEntries"}, m["msg"], "line %v", m)
 		}
 	}
 }

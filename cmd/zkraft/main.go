@@ -5,6 +5,7 @@
 //	zkraft -port 2182 -4lw '*'   flags alone
 //	zkraft -admin-port 8080      with the admin listener (/commands, /metrics, /livez, /readyz, /console/)
 //	zkraft cli -server host:port [cmd args]   zkCli.sh's shell, in Go (a zoo.cfg named cli: ./cli)
+//	zkraft version               print the version
 package main
 
 import (
@@ -47,12 +48,20 @@ func main() {
 // run parses args, serves until a signal, and returns the exit status:
 // 2 for a bad flag, value or config, 1 when the server cannot start.
 func run(args []string, stdout, stderr io.Writer) int {
-	st, err := configure(args, stderr)
-	cfg, logger, localMembers := st.cfg, st.logger, st.localMembers
-	if errors.Is(err, flag.ErrHelp) {
+	if len(args) == 1 && args[0] == "version" {
+		fmt.Fprintln(stdout, "zkraft", server.Version)
 		return 0
 	}
-	if err != nil {
+	st, err := configure(args, stderr)
+	cfg, logger, localMembers := st.cfg, st.logger, st.localMembers
+	switch {
+	case errors.Is(err, errVersion):
+		fmt.Fprintln(stdout, "zkraft", server.Version)
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		usage(stdout, st.flags)
+		return 0
+	case err != nil:
 		fmt.Fprintf(stderr, "zkraft: %v\n", err)
 		return 2
 	}
@@ -101,7 +110,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 			}
 			srv = withAdmin{single, a}
 		}
-		logger.Info("zkraft serving", "connect", single.ConnectString(), "mode", single.Mode(), "version", server.Version)
+		if len(cfg.Servers) == 0 {
+			logger.Info("zkraft serving", "connect", single.ConnectString(), "mode", single.Mode(), "version", server.Version)
+		} else {
+			// A member's mode is known once a leader is: it logs "leader
+			// elected", and "serving clients" with its mode.
+			logger.Info("zkraft started", "connect", single.ConnectString(), "sid", cfg.ServerID, "version", server.Version)
+		}
 	}
 	<-ctx.Done()
 	stop() // a second signal now ends the process at once
@@ -151,10 +166,12 @@ type setup struct {
 	localMembers int           // -local-cluster's member count, 0 for one server
 	admin        *admin.Config // the admin listener's settings; nil when it is off
 	console      consoleFlags  // the web console's, on the admin listener
+	flags        *flag.FlagSet // the flags parsed, for the usage
 }
 
 // options are the command-line flags; a flag that is set overrides zoo.cfg.
 type options struct {
+	flags                                            *flag.FlagSet
 	config, address, fourLetter, logLevel, logFormat string
 	superDigest, dataDir, logStore                   string
 	localCluster                                     int
@@ -180,7 +197,7 @@ type options struct {
 // configure parses flags and any zoo.cfg into a setup.
 func configure(args []string, stderr io.Writer) (setup, error) {
 	cfg, logger, localMembers, o, err := configureServer(args, stderr)
-	st := setup{cfg: cfg, logger: logger, localMembers: localMembers, console: o.console}
+	st := setup{cfg: cfg, logger: logger, localMembers: localMembers, console: o.console, flags: o.flags}
 	if err != nil {
 		return st, err
 	}
@@ -213,12 +230,34 @@ func adminSettings(o *options) (*admin.Config, error) {
 	return &cfg, cfg.Validate()
 }
 
+// errVersion is configureServer's answer to -version.
+var errVersion = errors.New("version asked for")
+
+// usage prints how to run zkraft, with fs's flags.
+func usage(w io.Writer, fs *flag.FlagSet) {
+	fmt.Fprint(w, `Usage:
+  zkraft [flags] [zoo.cfg]          serve (in memory on 127.0.0.1:2181 by default)
+  zkraft cli [flags] [cmd args]     zkCli.sh's shell (zkraft cli -h for its flags)
+  zkraft version                    print the version
+
+Flags:
+`)
+	if fs != nil {
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
+	}
+}
+
 // configureServer parses flags and any zoo.cfg into a Config; localMembers
 // is -local-cluster's member count, 0 for one server.
 func configureServer(args []string, stderr io.Writer) (cfg server.Config, logger *slog.Logger, localMembers int, o *options, err error) {
 	o = new(options)
 	fs := flag.NewFlagSet("zkraft", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	// run prints the usage for -h, and one line for a bad flag.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	o.flags = fs
 	fs.StringVar(&o.config, "config", "", "ZooKeeper zoo.cfg to read (also accepted as the only argument)")
 	fs.StringVar(&o.address, "address", "", "client address to listen on (zoo.cfg clientPortAddress; default 127.0.0.1)")
 	fs.IntVar(&o.port, "port", 0, "client port (zoo.cfg clientPort; default 2181)")
@@ -250,12 +289,15 @@ func configureServer(args []string, stderr io.Writer) (cfg server.Config, logger
 	o.console.register(fs)
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	if err := fs.Parse(args); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			// One line, not the whole usage.
+			err = fmt.Errorf("%w (zkraft -h lists the flags)", err)
+		}
 		return cfg, nil, 0, o, err
 	}
 	o.adminPortSet = flagSet(fs, "admin-port")
 	if o.version {
-		fmt.Fprintln(stderr, "zkraft", server.Version)
-		return cfg, nil, 0, o, flag.ErrHelp
+		return cfg, nil, 0, o, errVersion
 	}
 	if logger, err = newLogger(o.logLevel, o.logFormat, stderr); err != nil {
 		return cfg, nil, 0, o, err

@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/zkraft/zkraft/server"
 )
 
 func TestRun_BadInputExitsTwo(t *testing.T) {
@@ -128,4 +130,36 @@ func TestConfigure_Admin(t *testing.T) {
 	assert.Contains(t, stderr.String(), "-admin-port")
 	assert.Equal(t, 2, run([]string{write("bad.cfg", "admin.enableServer=true\nadmin.serverPort=web\n")}, io.Discard, &stderr))
 	assert.Contains(t, stderr.String(), "admin.serverPort=web")
+}
+
+// -h, version and a bad flag answer as a command-line tool should: the
+// usage and the version on stdout with status 0, a bad flag in one line on
+// stderr with status 2.
+func TestRun_UsageVersionAndBadFlags(t *testing.T) {
+	tests := []struct {
+		name   string
+		args   []string
+		status int
+		stdout []string // each contained
+		stderr string   // the whole of it
+	}{
+		{"-h lists the subcommands and the flags", []string{"-h"}, 0,
+			[]string{"zkraft cli [flags]", "zkraft version", "-local-cluster int"}, ""},
+		{"version", []string{"version"}, 0, []string{"zkraft " + server.Version + "\n"}, ""},
+		{"-version", []string{"-version"}, 0, []string{"zkraft " + server.Version + "\n"}, ""},
+		{"a value that does not parse", []string{"-port", "abc"}, 2, nil,
+			"zkraft: invalid value \"abc\" for flag -port: parse error (zkraft -h lists the flags)\n"},
+		{"an unknown flag", []string{"-prot", "2182"}, 2, nil,
+			"zkraft: flag provided but not defined: -prot (zkraft -h lists the flags)\n"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			assert.Equal(t, tc.status, run(tc.args, &stdout, &stderr))
+			for _, want := range tc.stdout {
+				assert.Contains(t, stdout.String(), want)
+			}
+			assert.Equal(t, tc.stderr, stderr.String())
+		})
+	}
 }

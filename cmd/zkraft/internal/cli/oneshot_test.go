@@ -113,3 +113,18 @@ func TestRun_SecondServerTakesOver(t *testing.T) {
 	assert.Empty(t, stderr)
 	assert.Equal(t, 0, status)
 }
+
+// A bad flag is one line on stderr; -h is the usage on stdout.
+func TestRun_BadFlagOneLineAndHelp(t *testing.T) {
+	var out, errs strings.Builder
+	assert.Equal(t, statusUsage, Run([]string{"-timeot", "4000"}, strings.NewReader(""), &out, &errs))
+	assert.Equal(t, "zkraft cli: flag provided but not defined: -timeot (zkraft cli -h lists the flags)\n", errs.String())
+	assert.Empty(t, out.String())
+
+	out.Reset()
+	errs.Reset()
+	assert.Equal(t, statusOK, Run([]string{"-h"}, strings.NewReader(""), &out, &errs))
+	assert.Contains(t, out.String(), "Usage: zkraft cli")
+	assert.Contains(t, out.String(), "-server string")
+	assert.Empty(t, errs.String())
+}

@@ -67,7 +67,9 @@ type shell struct {
 func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	s := newShell(stdout, stderr)
 	fs := flag.NewFlagSet("zkraft cli", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	// -h prints the usage to stdout; a bad flag is one line on stderr.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	fs.StringVar(&s.connectString, "server", "localhost:2181", "servers to connect to, host:port[,host:port...][/chroot]")
 	timeoutMs := fs.Int("timeout", 30000, "session timeout in milliseconds")
 	fs.BoolVar(&s.readOnly, "r", false, "allow a read-only connection to a server without quorum")
@@ -75,8 +77,12 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.StringVar(&s.historyFile, "history", defaultHistoryFile(), "file that keeps the shell's history (env ZKRAFT_CLI_HISTORY)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, "Usage: zkraft cli [flags] [cmd args]   (no command: an interactive shell)\n\nFlags:\n")
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
 			return statusOK
 		}
+		fmt.Fprintf(stderr, "zkraft cli: %v (zkraft cli -h lists the flags)\n", err)
 		return statusUsage
 	}
 	if *timeoutMs <= 0 {
