@@ -15,7 +15,9 @@ import (
 )
 
 // Rule picks client requests and the fault they meet: any of Ops (none:
-// every op but ping; the connect request is never matched) on Path (exactly, or every path under it with Prefix)
+// every op but ping; the connect request is never matched; wire.OpCreate
+// is one opcode of four: Creates matches every kind of create) on Path
+// (exactly, or every path under it with Prefix)
 // from Session on Member (0: any), from the Nth match on (0 or 1: the
 // first), Times times (0: once; Forever: always), each match with
 // Probability (0: always) drawn from the rules' seeded source.
@@ -39,6 +41,11 @@ type Rule struct {
 // Forever is Rule.Times for a rule that never runs out.
 const Forever = -1
 
+// Creates is Rule.Ops for every kind of create: create (go-zookeeper's
+// Create), create2 (which Curator, and the Java client asked for the new
+// node's Stat, send), createContainer and createTTL.
+var Creates = []wire.Op{wire.OpCreate, wire.OpCreate2, wire.OpCreateContainer, wire.OpCreateTTL}
+
 // Common faults.
 var (
 	// LoseReply applies a write (or answers a read) but closes the
@@ -47,6 +54,10 @@ var (
 	// CloseBefore closes the connection instead of handling the request.
 	CloseBefore = server.Fault{CloseBefore: true}
 )
+
+// Delay holds the request back for d before it is handled (and, since a
+// session's requests are answered in order, those after it).
+func Delay(d time.Duration) server.Fault { return server.Fault{Delay: d} }
 
 // FailWith answers the request with a ZooKeeper error code, unhandled
 // (wire.CodeConnectionLoss, wire.CodeOperationTimeout,

@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkraft/zkraft/server"
 	"github.com/zkraft/zkraft/server/servertest"
 	"github.com/zkraft/zkraft/wire"
 )
@@ -82,6 +81,40 @@ func TestFaults_Matching(t *testing.T) {
 	}
 }
 
+// wire.OpCreate is one opcode; Creates matches a create of every kind.
+func TestFaults_EveryKindOfCreate(t *testing.T) {
+	srv := servertest.NewServer(t)
+	conn := session(t, srv.ConnectString())
+	creates := map[string]func(path string) error{
+		"create": func(p string) error { _, err := conn.Create(p, nil, 0, openACL); return err },
+		"container": func(p string) error {
+			_, err := conn.CreateContainer(p, nil, zk.FlagContainer, openACL)
+			return err
+		},
+		"ttl": func(p string) error {
+			_, err := conn.CreateTTL(p, nil, zk.FlagTTL, openACL, time.Hour)
+			return err
+		},
+	}
+	for _, p := range []string{"/only", "/every"} {
+		_, err := conn.Create(p, nil, 0, openACL)
+		require.NoError(t, err)
+	}
+	srv.Faults().Add(servertest.Rule{Ops: []wire.Op{wire.OpCreate}, Path: "/only", Prefix: true,
+		Times: servertest.Forever, Fault: servertest.FailWith(wire.CodeNoAuth)})
+	srv.Faults().Add(servertest.Rule{Ops: servertest.Creates, Path: "/every", Prefix: true,
+		Times: servertest.Forever, Fault: servertest.FailWith(wire.CodeNoAuth)})
+	for kind, create := range creates {
+		assert.ErrorIs(t, create("/every/"+kind), zk.ErrNoAuth, "Creates matches a %s", kind)
+		if kind == "create" {
+			assert.ErrorIs(t, create("/only/"+kind), zk.ErrNoAuth)
+		} else {
+			assert.NoError(t, create("/only/"+kind), "OpCreate alone does not match a %s", kind)
+		}
+	}
+	assert.Contains(t, servertest.Creates, wire.OpCreate2, "the Java client's and Curator's create")
+}
+
 // The classic case: the create is applied, the reply lost with the
 // connection; the client cannot tell, and finds the node there.
 func TestFaults_LoseReply(t *testing.T) {
@@ -108,7 +141,7 @@ func TestFaults_CloseBefore(t *testing.T) {
 func TestFaults_DelayAndProbability(t *testing.T) {
 	srv := servertest.NewServer(t)
 	conn := session(t, srv.ConnectString())
-	srv.Faults().Add(servertest.Rule{Ops: []wire.Op{wire.OpGetData}, Fault: server.Fault{Delay: 100 * time.Millisecond}})
+	srv.Faults().Add(servertest.Rule{Ops: []wire.Op{wire.OpGetData}, Fault: servertest.Delay(100 * time.Millisecond)})
 	start := time.Now()
 	_, _, err := conn.Get("/")
 	require.NoError(t, err)

@@ -86,13 +86,25 @@ func WithObservers(k int) Option {
 }
 
 // Server is a standalone test server: the *server.Server, and what the
-// test controls besides.
+// test controls besides. The methods most tests use are listed here; the
+// rest of the embedded server's (Mode, FSM, Stats...) are in `go doc
+// server.Server`.
 type Server struct {
 	*server.Server
 	t      testing.TB
 	fake   *clock.Fake // WithFakeClock's
 	faults *Faults
 }
+
+// ConnectString returns the address clients connect to, host:port (for
+// go-zookeeper: zk.Connect([]string{srv.ConnectString()}, timeout)).
+func (s *Server) ConnectString() string { return s.Server.ConnectString() }
+
+// ExpireSession expires session id now, as if its timeout had run out: its
+// ephemerals are deleted (their watches fire) and its connection is closed;
+// the client, reconnecting, is told its session expired. It reports
+// whether the session existed.
+func (s *Server) ExpireSession(id int64) bool { return s.Server.ExpireSession(id) }
 
 // Faults returns the server's fault rules.
 func (s *Server) Faults() *Faults { return s.faults }
