@@ -1,7 +1,8 @@
 // Package servertest starts zkraft servers for Go tests, as net/http/httptest
 // starts HTTP servers: on 127.0.0.1 with a port chosen by the OS, ready when
-// the call returns, logging to the test, and stopped by t.Cleanup, which
-// also checks the server's state invariants.
+// the call returns, logging to the test (Raft's own lines only if the test
+// fails, or with WithRaftLog), and stopped by t.Cleanup, which also checks
+// the server's state invariants.
 //
 // Beyond starting servers (NewServer) and clusters (NewCluster, and
 // StartTestCluster in go-zookeeper's shape), a test gets:
@@ -23,9 +24,6 @@
 package servertest
 
 import (
-	"io"
-	"log/slog"
-	"sync"
 	"testing"
 	"time"
 
@@ -149,34 +147,4 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 		}
 	})
 	return &Server{Server: srv, t: t, fake: fakeOf(cfg), faults: faults}
-}
-
-// testLogger logs to the test's output (shown for failing tests only) until
-// the test ends, and drops what goroutines still log after that: a line
-// written to a finished test's output panics.
-func testLogger(t testing.TB) *slog.Logger {
-	w := &testWriter{out: t.Output()}
-	t.Cleanup(w.finish)
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
-}
-
-type testWriter struct {
-	mu   sync.Mutex // guards done, and serializes writes
-	out  io.Writer
-	done bool
-}
-
-func (w *testWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.done {
-		return len(p), nil
-	}
-	return w.out.Write(p)
-}
-
-func (w *testWriter) finish() {
-	w.mu.Lock()
-	w.done = true
-	w.mu.Unlock()
 }
