@@ -17,12 +17,13 @@ import (
 // created in Curator's protected mode (_c_<uuid>-<lock name><sequence>), and
 // the guard goroutine that watches that node until it is released.
 type contender struct {
-	conn   *zk.Conn
-	opts   *options
-	dir    string // the lock path
-	prefix string // _c_<uuid>-: starts every node this attempt may have created
-	path   string // our node
-	name   string // its last element
+	conn    Conn
+	opts    *options
+	dir     string // the lock path
+	prefix  string // _c_<uuid>-: starts every node this attempt may have created
+	path    string // our node
+	name    string // its last element
+	session int64  // the client's session when the node was found made (whyDeleted)
 
 	// uncertain is set when a create's outcome was unknown: a duplicate of
 	// our node may exist, and listings and release delete it. It is written
@@ -49,6 +50,7 @@ func newContender(q *queue) *contender {
 
 func (c *contender) setPath(p string) {
 	c.path, c.name = p, path.Base(p)
+	c.session = c.conn.SessionID()
 }
 
 // create makes our node, creating missing parents, and when a connection
@@ -153,7 +155,7 @@ func (c *contender) dedupe(children []string) []string {
 // makeContainers creates p and its missing ancestors as containers, as
 // Curator's creatingParentContainersIfNeeded does (the server deletes them
 // once empty), or as persistent nodes where containers are unknown.
-func makeContainers(conn *zk.Conn, p string, acl []zk.ACL) error {
+func makeContainers(conn Conn, p string, acl []zk.ACL) error {
 	if p == "/" || p == "" {
 		return nil
 	}

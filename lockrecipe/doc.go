@@ -1,5 +1,6 @@
 // Package lockrecipe implements ZooKeeper's lock recipes over a
-// go-zookeeper *zk.Conn: an exclusive Mutex, a reader/writer RWMutex, a
+// go-zookeeper client (a *zk.Conn, or anything with its methods: Conn): an
+// exclusive Mutex, a reader/writer RWMutex, a
 // Semaphore of n leases and a leader Election. It is a client library only:
 // it talks to any ZooKeeper 3.5+ (zkraft or Apache ZooKeeper) through the
 // connection it is given, and knows nothing of the server. It owns the
@@ -94,9 +95,10 @@
 //		...
 //	}
 //
-// Lock and Unlock stay exactly sync.Mutex's (not reentrant: a second Lock
-// waits), so a forgotten Unlock or a recursive call shows as a wait, not
-// as a silent double hold. A Lease is an explicit, typed value in the call,
+// Lock and Unlock keep sync.Mutex's semantics, though not its signatures
+// (Lock takes a context, and both return an error, since a lock can be
+// lost): not reentrant, a second Lock waits, so a forgotten Unlock or a
+// recursive call shows as a wait, not as a silent double hold. A Lease is an explicit, typed value in the call,
 // unlike an owner carried in a context.Context, which callees cannot see in
 // their signature and which outlives the holding in derived contexts.
 //

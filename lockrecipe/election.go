@@ -23,7 +23,7 @@ type Election struct {
 
 // NewElection returns an Election on path. Nothing is sent to the server
 // until Campaign, Leader or Observe.
-func NewElection(conn *zk.Conn, path string, opts ...Option) *Election {
+func NewElection(conn Conn, path string, opts ...Option) *Election {
 	return &Election{m: &Mutex{q: newQueue(conn, path, latchKey, opts), name: latchName, gate: make(chan struct{}, 1)}}
 }
 

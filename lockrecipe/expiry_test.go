@@ -3,6 +3,7 @@ package lockrecipe_test
 import (
 	"testing"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -32,7 +33,10 @@ func TestMutex_ExpiryWhileHolding(t *testing.T) {
 	require.NoError(t, wait(t, got, "the waiter gets the lock"))
 
 	assert.ErrorIs(t, lease.Acquire(), lockrecipe.ErrLost, "no re-entry into a lost lock")
-	assert.ErrorIs(t, holder.Unlock(), lockrecipe.ErrLost)
+	err = holder.Unlock()
+	assert.ErrorIs(t, err, lockrecipe.ErrLost)
+	assert.ErrorIs(t, err, zk.ErrSessionExpired, "the loss names its cause")
+	assert.ErrorContains(t, err, "as its session ended")
 	require.NoError(t, waiter.Unlock())
 	require.NoError(t, holder.Lock(ctx), "the holder locks again in its new session")
 	require.NoError(t, holder.Unlock())
@@ -71,7 +75,10 @@ func TestMutex_NodeDeletedByOther(t *testing.T) {
 	admin := newSession(t, addr)
 	require.NoError(t, admin.Delete(lease.Node(), -1))
 	wait(t, lease.Lost(), "Lost closes")
-	assert.ErrorIs(t, holder.Unlock(), lockrecipe.ErrLost)
+	err = holder.Unlock()
+	assert.ErrorIs(t, err, lockrecipe.ErrLost)
+	assert.ErrorContains(t, err, "deleted by another client")
+	assert.NotErrorIs(t, err, zk.ErrSessionExpired)
 	require.NoError(t, holder.Lock(ctx), "and the Mutex is free again")
 	require.NoError(t, holder.Unlock())
 }

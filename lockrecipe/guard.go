@@ -50,7 +50,7 @@ func (c *contender) watchOwn(ch <-chan zk.Event) bool {
 	case ev := <-ch:
 		switch ev.Type {
 		case zk.EventNodeDeleted:
-			c.markGone(fmt.Errorf("node %s was deleted", c.path))
+			c.markGone(c.whyDeleted())
 			return true
 		case zk.EventNotWatching:
 			c.markGone(ev.Err)
@@ -59,6 +59,35 @@ func (c *contender) watchOwn(ch <-chan zk.Event) bool {
 		return false // its data changed: watch again
 	case <-c.stop:
 		return true
+	}
+}
+
+// whyDeleted finds out why our node was deleted: its session ended (the
+// server deletes a session's ephemerals as it ends it, and its client may
+// hear of the deletion before it learns the session is over), or someone
+// deleted it. It asks for the node: a live session is told it is gone, an
+// ended one that it ended. A lost connection is asked through for a few
+// seconds.
+func (c *contender) whyDeleted() error {
+	deadline := time.Now().Add(5 * time.Second)
+	closing := closeDetector{conn: c.conn}
+	for attempt := 0; ; attempt++ {
+		_, _, err := c.conn.Get(c.path)
+		switch {
+		case errors.Is(err, zk.ErrClosing):
+			return fmt.Errorf("node %s was deleted as its client was closed: %w", c.path, err)
+		case sessionEnded(err) || c.conn.SessionID() != c.session:
+			// Asked too late for the ended session to answer, the question
+			// may have gone out on the client's next one.
+			return fmt.Errorf("node %s was deleted as its session ended: %w", c.path, zk.ErrSessionExpired)
+		case err == nil, errors.Is(err, zk.ErrNoNode):
+			return fmt.Errorf("node %s was deleted by another client", c.path)
+		case closing.closed(err):
+			return fmt.Errorf("node %s was deleted as its client was closed: %w", c.path, zk.ErrClosing)
+		}
+		if backoff(context.Background(), deadline, attempt, c.stop, err) != nil || c.stopped() {
+			return fmt.Errorf("node %s was deleted (whether its session ended is unknown: %w)", c.path, err)
+		}
 	}
 }
 

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-
-	"github.com/go-zookeeper/zk"
 )
 
 // A Mutex is an exclusive lock shared by every process that uses the same
@@ -36,9 +34,9 @@ type Mutex struct {
 
 // NewMutex returns a Mutex on path. Nothing is sent to the server until the
 // first Lock, which creates path (and its parents, as containers) if they
-// are missing. Use one *zk.Conn per process, or per session that should
-// count as one holder; the Mutex never closes it.
-func NewMutex(conn *zk.Conn, path string, opts ...Option) *Mutex {
+// are missing. Use one client (conn, usually a *zk.Conn) per process, or
+// per session that should count as one holder; the Mutex never closes it.
+func NewMutex(conn Conn, path string, opts ...Option) *Mutex {
 	return &Mutex{q: newQueue(conn, path, mutexKey, opts), name: mutexName, gate: make(chan struct{}, 1)}
 }
 

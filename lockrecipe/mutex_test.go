@@ -16,7 +16,33 @@ import (
 
 	"github.com/zkraft/zkraft/lockrecipe"
 	"github.com/zkraft/zkraft/server/servertest"
+	"github.com/zkraft/zkraft/server/servertest/history"
 )
+
+// A Mutex takes any client with go-zookeeper's methods: history's
+// recording one records what the recipe does, and its history checks.
+func TestMutex_OnARecordingClient(t *testing.T) {
+	srv := servertest.NewServer(t)
+	rec := history.New()
+	ctx := testContext(t)
+	path := uniquePath(t)
+	var mutexes []*lockrecipe.Mutex
+	for range 3 {
+		conn, _, err := rec.Connect([]string{srv.ConnectString()}, 10*time.Second, zk.WithLogInfo(false))
+		require.NoError(t, err)
+		t.Cleanup(conn.Close)
+		mutexes = append(mutexes, lockrecipe.NewMutex(conn, path))
+	}
+	for range 3 {
+		for _, m := range mutexes {
+			require.NoError(t, m.Lock(ctx))
+			require.NoError(t, m.Unlock())
+		}
+	}
+	rep := rec.Verify(t)
+	assert.True(t, rep.OK())
+	assert.GreaterOrEqual(t, rep.Ops, 9*3, "each Lock and Unlock recorded: a create, a children list, a delete at least")
+}
 
 func TestMutex_MutualExclusion(t *testing.T) {
 	srv := servertest.NewServer(t)

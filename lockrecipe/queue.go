@@ -12,13 +12,13 @@ import (
 // queue is one lock path and the order of its children: the machinery that
 // every recipe of this package shares.
 type queue struct {
-	conn *zk.Conn
+	conn Conn
 	opts options
 	dir  string
 	key  keyFunc
 }
 
-func newQueue(conn *zk.Conn, dir string, key keyFunc, opts []Option) queue {
+func newQueue(conn Conn, dir string, key keyFunc, opts []Option) queue {
 	return queue{conn: conn, opts: newOptions(opts), dir: cleanPath(dir), key: key}
 }
 

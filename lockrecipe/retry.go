@@ -42,7 +42,7 @@ func sessionEnded(err error) bool {
 // with the client disconnected each time, was sent on a closed client: its
 // session is over, and retrying would spin until a deadline.
 type closeDetector struct {
-	conn *zk.Conn
+	conn Conn
 	seen int // consecutive failures seen while disconnected
 }
 

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"sync"
-
-	"github.com/go-zookeeper/zk"
 )
 
 // An RWMutex is a reader/writer lock shared by every process that uses the
@@ -37,7 +35,7 @@ type RWMutex struct {
 // NewRWMutex returns an RWMutex on path. Nothing is sent to the server
 // until the first lock, which creates path (and its parents, as
 // containers) if they are missing.
-func NewRWMutex(conn *zk.Conn, path string, opts ...Option) *RWMutex {
+func NewRWMutex(conn Conn, path string, opts ...Option) *RWMutex {
 	return &RWMutex{q: newQueue(conn, path, rwKey, opts)}
 }
 

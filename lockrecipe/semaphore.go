@@ -28,7 +28,7 @@ type Semaphore struct {
 // NewSemaphore returns a Semaphore of n leases on path. Every process must
 // use the same n (Curator's note applies: nothing checks it). Nothing is
 // sent to the server until the first Acquire.
-func NewSemaphore(conn *zk.Conn, path string, n int, opts ...Option) *Semaphore {
+func NewSemaphore(conn Conn, path string, n int, opts ...Option) *Semaphore {
 	dir := cleanPath(path)
 	return &Semaphore{
 		lock:   NewMutex(conn, childPath(dir, "locks"), opts...),

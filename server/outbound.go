@@ -155,6 +155,13 @@ func (c *conn) finish() {
 	c.signal()
 }
 
+// finishingNow reports whether finish was called.
+func (c *conn) finishingNow() bool {
+	c.omu.Lock()
+	defer c.omu.Unlock()
+	return c.finishing
+}
+
 // takeTurn takes the write turn and the queue, if the queue holds bytes
 // and nobody has the turn. finished reports a finishing connection whose
 // queue is written. The chunks returned are the turn holder's until it

@@ -74,6 +74,14 @@ func (c *conn) handle(frame []byte, now time.Time) (string, bool) {
 	if !c.waitDrained() {
 		return "closed", false
 	}
+	if c.finishingNow() {
+		// The session's close is applied (it expired, or was closed) and
+		// the connection closes once its queue is written: a read from it
+		// now is answered as ZooKeeper answers a session that is closing,
+		// not from a tree that no longer holds its ephemerals.
+		c.reply(req, c.srv.fsm.LastZxid(), wire.CodeSessionExpired, nil)
+		return "", true
+	}
 	return c.local(req, body)
 }
 

@@ -229,10 +229,19 @@ func (r *Report) WriteHTML(path string) error {
 
 // Verify checks the history and, if anything is wrong, fails t with the
 // report and writes the visualisation to history.html in t.ArtifactDir()
-// (kept with go test -artifacts).
+// (kept with go test -artifacts). A history with no operation fails too,
+// unless AllowEmpty was called.
 func (r *Recorder) Verify(t testing.TB) *Report {
 	t.Helper()
 	rep := r.Check()
+	r.mu.Lock()
+	empty := r.empty
+	r.mu.Unlock()
+	if rep.Ops == 0 && !empty {
+		t.Errorf("history: nothing was recorded, so nothing was checked: did the code under test use a client " +
+			"the Recorder handed out (Connect, Option, Wrap)? Call AllowEmpty if no operation is expected")
+		return rep
+	}
 	if rep.OK() {
 		return rep
 	}

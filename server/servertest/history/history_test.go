@@ -156,3 +156,27 @@ func TestRecorder_WrongHistoryFails(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, strings.Contains(string(page), "read your writes"), "the violation is marked on the page")
 }
+
+// A run that recorded nothing checked nothing, and fails: the code under
+// test used a client the Recorder did not hand out. AllowEmpty says it is
+// expected.
+func TestRecorder_NothingRecordedFails(t *testing.T) {
+	srv := servertest.NewServer(t)
+	rec := history.New()
+	conn, _, err := zk.Connect([]string{srv.ConnectString()}, 10*time.Second, zk.WithLogInfo(false))
+	require.NoError(t, err)
+	defer conn.Close()
+	_, err = conn.Create("/unrecorded", nil, 0, openACL) // not through rec
+	require.NoError(t, err)
+
+	tb := &fakeTB{TB: t}
+	rep := rec.Verify(tb)
+	assert.Equal(t, 0, rep.Ops)
+	require.Len(t, tb.errors, 1)
+	assert.Contains(t, tb.errors[0], "nothing was recorded")
+
+	rec.AllowEmpty()
+	tb = &fakeTB{TB: t}
+	rec.Verify(tb)
+	assert.Empty(t, tb.errors)
+}
