@@ -51,6 +51,11 @@ type shell struct {
 	timeout        time.Duration
 	readOnly       bool
 	historyFile    string
+	// The terminal's size and its changes, for the line editor (nil, and
+	// 80 columns, when not on a terminal).
+	termSize func() (width, height int, err error)
+	resized  <-chan os.Signal
+	fitted   func() // tests: called once the editor has taken a size
 
 	c       *client // nil after close
 	history []string

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 
 	"golang.org/x/term"
 
@@ -89,6 +91,13 @@ func (s *shell) interactive(in *os.File, out io.Writer) int {
 		return s.readLines(in)
 	}
 	defer term.Restore(int(in.Fd()), state)
+	// The editor wraps lines at the terminal's width, read now and again
+	// whenever the window is resized (x/term's own default is 80 columns).
+	resized := make(chan os.Signal, 1)
+	signal.Notify(resized, syscall.SIGWINCH)
+	defer signal.Stop(resized)
+	s.termSize = func() (int, int, error) { return term.GetSize(int(in.Fd())) }
+	s.resized = resized
 	return s.editLines(struct {
 		io.Reader
 		io.Writer
@@ -100,6 +109,29 @@ func (s *shell) interactive(in *os.File, out io.Writer) int {
 // output go through the editor too.
 func (s *shell) editLines(rw io.ReadWriter) int {
 	t := term.NewTerminal(rw, s.prompt())
+	if s.termSize != nil {
+		fitTo := func() {
+			if w, h, err := s.termSize(); err == nil && w > 0 {
+				t.SetSize(w, h)
+			}
+			if s.fitted != nil {
+				s.fitted()
+			}
+		}
+		fitTo()
+		done := make(chan struct{})
+		defer close(done)
+		go func() {
+			for {
+				select {
+				case <-s.resized:
+					fitTo()
+				case <-done:
+					return
+				}
+			}
+		}()
+	}
 	hist, err := loadHistory(s.historyFile)
 	if err != nil {
 		fmt.Fprintf(t, "history %s: %v\n", s.historyFile, err)

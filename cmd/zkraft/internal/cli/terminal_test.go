@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -110,4 +112,45 @@ func TestEditLines_EventWhileTyping(t *testing.T) {
 		t.Fatal("the shell did not end at the end of its input")
 	}
 	assert.Contains(t, out.String(), "\r\nWATCHER::\r\n\r\nWatchedEvent state:SyncConnected type:NodeChildrenChanged path:/\r\n[zk: "+addr+"(CONNECTED) 1] get /zoo")
+}
+
+// The editor wraps a long line at the terminal's width, not at x/term's
+// default 80 columns, and again at the new width when the window is
+// resized.
+func TestEditLines_WrapsAtTheTerminalsWidth(t *testing.T) {
+	addr := newServer(t)
+	long := "ls /" + strings.Repeat("x", 116) // 120 columns, after the prompt's
+	echo := func(width int, resize bool) string {
+		var out syncBuffer
+		s := newShell(&out, &out)
+		s.connectString, s.historyFile = addr, ""
+		s.open(addr)
+		var w atomic.Int64
+		w.Store(int64(width))
+		resized, fitted := make(chan os.Signal, 1), make(chan struct{}, 2)
+		s.termSize = func() (int, int, error) { return int(w.Load()), 50, nil }
+		s.resized, s.fitted = resized, func() { fitted <- struct{}{} }
+		in, typing := io.Pipe()
+		done := make(chan int, 1)
+		go func() { done <- s.editLines(keys{Reader: in, out: &out}) }()
+		<-fitted
+		if resize {
+			w.Store(300)
+			resized <- syscall.SIGWINCH
+			<-fitted
+		}
+		io.WriteString(typing, long+"\r")
+		typing.Close()
+		<-done
+		got := out.String()
+		i := strings.Index(got, "ls /x")
+		require.GreaterOrEqual(t, i, 0, "the line is echoed: %q", got)
+		end := strings.Index(got[i:], "Node does not exist")
+		require.Greater(t, end, 0, "the command ran: %q", got)
+		return got[i : i+end]
+	}
+	narrow := echo(80, false)
+	assert.Contains(t, narrow, "\r\n", "wrapped at 80 columns")
+	assert.Equal(t, long+"\r\n", echo(250, false), "one line at 250 columns")
+	assert.Equal(t, long+"\r\n", echo(80, true), "one line once resized to 300")
 }
