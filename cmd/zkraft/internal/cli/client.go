@@ -91,6 +91,10 @@ type client struct {
 	auths     []wire.AuthPacket // replayed on reconnect
 	done      chan struct{}     // closed when conn's goroutines must stop
 	wg        sync.WaitGroup    // conn's reader and pinger
+	next      int               // the server to try first (after the one last lost)
+	// reconnecting is closed when the running reconnect ends (nil when
+	// none runs); stopReconnect ends it early (Close).
+	reconnecting, stopReconnect chan struct{}
 }
 
 // parseConnectString splits "host:port[,host:port][/chroot]".
@@ -144,14 +148,22 @@ func (c *client) SessionID() int64 {
 	return c.sessionID
 }
 
-// connect dials the servers in turn until one takes the session, and
-// reports SyncConnected. A session the server no longer knows is expired:
-// the client reports it and stays closed.
+// connect dials the servers in turn, from the one after the server last
+// lost, until one takes the session, and reports SyncConnected. A session
+// the server no longer knows is expired: the client reports it and stays
+// closed.
 func (c *client) connect() error {
 	var lastErr error
-	for _, addr := range c.servers {
-		err := c.connectTo(addr)
+	c.mu.Lock()
+	first := c.next
+	c.mu.Unlock()
+	for i := range c.servers {
+		k := (first + i) % len(c.servers)
+		err := c.connectTo(c.servers[k])
 		if err == nil {
+			c.mu.Lock()
+			c.next = (k + 1) % len(c.servers) // if this one is lost, the next is tried first
+			c.mu.Unlock()
 			return nil
 		}
 		if errors.Is(err, errSessionExpired) {
@@ -160,6 +172,54 @@ func (c *client) connect() error {
 		lastErr = err
 	}
 	return lastErr
+}
+
+// startReconnect starts getting the session a new connection in the
+// background, as ZooKeeper's client does the moment it loses one, unless
+// that runs already; it returns the channel closed when it ends. c.mu must
+// be held.
+func (c *client) startReconnect() chan struct{} {
+	if c.reconnecting != nil {
+		return c.reconnecting
+	}
+	ended, stop := make(chan struct{}), make(chan struct{})
+	c.reconnecting, c.stopReconnect = ended, stop
+	c.state = StateConnecting
+	go c.reconnect(ended, stop)
+	return ended
+}
+
+// reconnect tries every server, round after round, until one takes the
+// session back (or says it expired), or stop is closed. Between rounds it
+// waits, from 50ms doubling up to a second, so that a cluster that is down
+// for a while is not dialled in a loop.
+func (c *client) reconnect(ended, stop chan struct{}) {
+	defer func() {
+		c.mu.Lock()
+		c.reconnecting, c.stopReconnect = nil, nil
+		if c.conn == nil && c.state == StateConnecting {
+			c.state = StateNotConnected
+		}
+		c.mu.Unlock()
+		close(ended)
+	}()
+	c.wg.Wait() // the lost connection's reader and pinger
+	for round := 0; ; round++ {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		err := c.connect()
+		if err == nil || errors.Is(err, errSessionExpired) {
+			return
+		}
+		select {
+		case <-stop:
+			return
+		case <-time.After(min(50*time.Millisecond<<min(round, 5), time.Second)):
+		}
+	}
 }
 
 func (c *client) connectTo(addr string) error {
@@ -327,6 +387,11 @@ func (c *client) lost(conn net.Conn, done chan struct{}) {
 	c.mu.Unlock()
 	if report {
 		c.onEvent(event{state: keeperDisconnected, typ: eventNone})
+		c.mu.Lock()
+		if !c.closing {
+			c.startReconnect()
+		}
+		c.mu.Unlock()
 	}
 }
 
@@ -409,24 +474,46 @@ func (c *client) callXid(xid int32, op wire.Op, req, resp wire.Record) (wire.Cod
 	}
 }
 
-func (c *client) ensureConnected() error {
+// ensureConnected returns once the session has a connection, waiting for
+// the reconnect under way (or starting one) for up to the session timeout.
+func (c *client) ensureConnected() error { return c.waitConnected(c.timeout) }
+
+// waitConnected is ensureConnected waiting up to d.
+func (c *client) waitConnected(d time.Duration) error {
 	c.mu.Lock()
 	state, conn := c.state, c.conn
-	c.mu.Unlock()
+	var ended chan struct{}
 	switch {
 	case state == StateClosed || state == StateAuthFailed:
+		c.mu.Unlock()
 		return errNotConnected
 	case conn != nil:
+		c.mu.Unlock()
 		return nil
+	case !c.closing:
+		ended = c.startReconnect()
 	}
-	c.wg.Wait() // the old connection's goroutines
-	if err := c.connect(); err != nil {
-		if errors.Is(err, errSessionExpired) {
-			return err
-		}
+	c.mu.Unlock()
+	if ended == nil {
 		return errConnectionLoss
 	}
-	return nil
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ended:
+	case <-timer.C:
+		return errConnectionLoss // still trying, in the background
+	}
+	c.mu.Lock()
+	state, conn = c.state, c.conn
+	c.mu.Unlock()
+	switch {
+	case conn != nil:
+		return nil
+	case state == StateClosed:
+		return errSessionExpired
+	}
+	return errConnectionLoss
 }
 
 // addAuth sends an auth packet and waits for its answer; the client keeps
@@ -454,17 +541,43 @@ func (c *client) replayAuth() error {
 	return nil
 }
 
+// closeWait bounds how long Close waits for a connection to close the
+// session on.
+const closeWait = 3 * time.Second
+
 // Close ends the session, reports Closed, and waits for the connection's
-// goroutines. A session already closed, or refused by a failed auth, ends
-// quietly.
+// goroutines. A session without a connection gets one first if it can
+// within the session timeout, so that the session ends now rather than
+// when it times out (and its ephemerals with it). A session already
+// closed, or refused by a failed auth, ends quietly.
 func (c *client) Close() {
 	c.mu.Lock()
 	dead := c.state == StateClosed || c.state == StateAuthFailed
-	connected := c.conn != nil
-	c.closing = true
 	c.mu.Unlock()
-	if connected && !dead {
-		_, _ = c.call(wire.OpCloseSession, nil, nil) // the session ends either way
+	// Not for long, though, when no server answers: quit should not hang.
+	deadline := time.Now().Add(min(c.timeout, closeWait))
+	for !dead && c.waitConnected(time.Until(deadline)) == nil {
+		c.mu.Lock()
+		c.closing = true // the connection the close ends is no news
+		c.mu.Unlock()
+		if _, err := c.call(wire.OpCloseSession, nil, nil); err == nil || time.Now().After(deadline) {
+			break
+		}
+		// Sent on a connection that had died unnoticed: on the next one.
+		c.mu.Lock()
+		c.closing = false
+		c.mu.Unlock()
+	}
+	c.mu.Lock()
+	c.closing = true
+	if c.stopReconnect != nil {
+		close(c.stopReconnect)
+		c.stopReconnect = nil
+	}
+	ended := c.reconnecting
+	c.mu.Unlock()
+	if ended != nil {
+		<-ended
 	}
 	c.mu.Lock()
 	c.state = StateClosed

@@ -62,9 +62,11 @@ type shell struct {
 	status  int // of the last command
 	quitted bool
 
-	mu           sync.Mutex // guards printWatches and watches
+	mu           sync.Mutex // guards printWatches, watches, shownPrompt and repaint
 	printWatches bool
 	watches      map[string]watchKind
+	shownPrompt  string       // the line editor's prompt now
+	repaint      func(string) // sets the line editor's prompt (nil without one)
 }
 
 // Run runs `zkraft cli` with the arguments after "cli" and returns the
@@ -254,7 +256,13 @@ func (s *shell) open(connect string) {
 	s.watches = make(map[string]watchKind)
 	s.mu.Unlock()
 	s.c = c
-	_ = c.connect() // a server down now: each command tries again and reports the loss
+	if err := c.connect(); err != nil && !errors.Is(err, errSessionExpired) {
+		// No server takes it now: keep trying in the background, as
+		// ZooKeeper's client does; each command waits for it.
+		c.mu.Lock()
+		c.startReconnect()
+		c.mu.Unlock()
+	}
 }
 
 // closeQuietly ends the session without reporting it, as a one-shot

@@ -149,8 +149,25 @@ func (s *shell) editLines(rw io.ReadWriter) int {
 	}
 	s.stdout.(*lockedWriter).setWriter(t)
 	s.stderr.(*lockedWriter).setWriter(t)
+	s.mu.Lock()
+	s.repaint = func(p string) {
+		s.mu.Lock()
+		s.shownPrompt = p
+		s.mu.Unlock()
+		t.SetPrompt(p)
+	}
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.repaint = nil
+		s.mu.Unlock()
+	}()
 	for !s.quitted {
-		t.SetPrompt(s.prompt())
+		p := s.prompt()
+		s.mu.Lock()
+		s.shownPrompt = p
+		s.mu.Unlock()
+		t.SetPrompt(p)
 		line, err := t.ReadLine()
 		if err != nil {
 			break // io.EOF on Ctrl-D

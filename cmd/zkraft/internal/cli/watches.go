@@ -2,6 +2,7 @@ package cli
 
 import (
 	"github.com/zkraft/zkraft/wire"
+	"strings"
 )
 
 // watchKind is the set of watches the session holds on a path, kept so
@@ -33,10 +34,48 @@ func (s *shell) event(ev event) {
 		}
 		s.setWatch(ev.path, k)
 	}
+	repaint := s.repaint
+	shown := s.shownPrompt
 	s.mu.Unlock()
+	if state, ok := stateAfter(ev); ok && repaint != nil {
+		// Before the event is printed: printing draws the prompt again,
+		// and it should say what the connection is now.
+		repaint(withState(shown, state))
+	}
 	if print {
 		printEvent(s.stdout, ev)
 	}
+}
+
+// stateAfter is the connection's state once a state event is reported
+// (after a disconnection the client is connecting again at once).
+func stateAfter(ev event) (State, bool) {
+	if ev.typ != eventNone || ev.path != "" {
+		return "", false
+	}
+	switch ev.state {
+	case keeperSyncConnected:
+		return StateConnected, true
+	case keeperReadOnly:
+		return StateConnectedRO, true
+	case keeperDisconnected:
+		return StateConnecting, true
+	case keeperExpired, keeperClosed:
+		return StateClosed, true
+	case keeperAuthFailed:
+		return StateAuthFailed, true
+	}
+	return "", false
+}
+
+// withState is a prompt with its connection state replaced by state.
+func withState(prompt string, state State) string {
+	open := strings.LastIndex(prompt, "(")
+	end := strings.LastIndex(prompt, ")")
+	if open < 0 || end < open {
+		return prompt
+	}
+	return prompt[:open+1] + string(state) + prompt[end:]
 }
 
 // setWatch records the watches on path; s.mu must be held.
