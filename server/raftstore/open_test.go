@@ -523,3 +523,34 @@ func TestCheckedLog_FetchesADamagedEntryWhole(t *testing.T) {
 	c.Fetch = func(index uint64, l *raft.Log) error { return damagedStore{store, 2}.GetLog(index, l) }
 	require.ErrorIs(t, c.GetLog(2, &l), raft.ErrLogNotFound, "a damaged copy fetched is refused")
 }
+
+// TestOpen_ATailCutBelowTheCompactedHead: Raft dropped the log's head
+// behind a snapshot, and then the segment being appended to was cut short
+// below where the log now starts: raft-wal reports a first index past its
+// last, and Raft, reading the last entry as it starts, fails (a restart
+// loop, seen in a chaos campaign). The log is emptied; the snapshot holds
+// what it had, and the entries the cut lost are the leader's to send.
+func TestOpen_ATailCutBelowTheCompactedHead(t *testing.T) {
+	m := newMember(t, KindWAL)
+	m.fill(t, 3000, 50, 2900)
+	s := m.open(t, true) // records the mark where the log ends
+	require.NoError(t, s.Log.DeleteRange(1, 2800))
+	require.NoError(t, s.Close())
+	segs := m.segments(t)
+	tail := segs[len(segs)-1]
+	at := offsetOf(t, tail, 2500) // below the new head, 2801
+	require.NoError(t, os.Truncate(tail, at+100))
+
+	s = m.open(t, true)
+	assert.True(t, s.Report.Damaged(), "the cut lost entries the snapshot does not hold")
+	assert.Equal(t, uint64(2901), s.Report.LostFrom)
+	first, err := s.Log.FirstIndex()
+	require.NoError(t, err)
+	last, err := s.Log.LastIndex()
+	require.NoError(t, err)
+	if last > 0 {
+		var l raft.Log
+		require.NoError(t, s.Log.GetLog(last, &l), "Raft reads the last entry as it starts (first %d, last %d)", first, last)
+		assert.LessOrEqual(t, first, last)
+	}
+}

@@ -166,7 +166,10 @@ func (p *logPlan) apply(log raft.LogStore, rep *Report) error {
 				What:   fmt.Sprintf("the log starts at index %d, past the snapshot's %d", p.first, rep.Snapshot),
 				Action: "dropped the log; the leader sends what follows the snapshot"})
 		}
-		if err := log.DeleteRange(rep.First, rep.Last); err != nil {
+		// A tail cut below a head Raft had compacted leaves raft-wal
+		// starting past where it ends; a range over both clears it too
+		// (raft-wal takes a delete from the head past the end as all).
+		if err := log.DeleteRange(min(rep.First, rep.Last), max(rep.First, rep.Last)); err != nil {
 			return fmt.Errorf("clear the raft log: %w", err)
 		}
 		rep.First, rep.Last = 0, 0
