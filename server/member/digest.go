@@ -214,11 +214,11 @@ func (n *Node) digestReported(nc net.Conn, payload []byte) {
 	d.mu.Lock()
 	_, have := d.own(r.zxid)
 	if !have {
-		d.reported[pc.remote] = r
+		d.reported[pc.remoteID()] = r
 	}
 	d.mu.Unlock()
 	if have {
-		n.compareDigest(pc.remote, r)
+		n.compareDigest(pc.remoteID(), r)
 	}
 }
 

@@ -278,7 +278,7 @@ func (n *Node) appendForwardReply(buf []byte, r fwdReply) []byte {
 func (n *Node) heard(nc net.Conn) {
 	if pc, ok := nc.(*peerConn); ok {
 		n.mu.Lock()
-		n.lastHeard[pc.remote] = time.Now()
+		n.lastHeard[pc.remoteID()] = time.Now()
 		n.mu.Unlock()
 	}
 }
@@ -292,9 +292,9 @@ func (n *Node) touchRemote(nc net.Conn, payload []byte) {
 	now := time.Now()
 	n.mu.Lock()
 	if pc, ok := nc.(*peerConn); ok {
-		n.lastHeard[pc.remote] = now
-		n.applied[pc.remote] = binary.BigEndian.Uint64(payload) // see tuneTrailingLogs
-		n.heardFrom(pc.remote)
+		n.lastHeard[pc.remoteID()] = now
+		n.applied[pc.remoteID()] = binary.BigEndian.Uint64(payload) // see tuneTrailingLogs
+		n.heardFrom(pc.remoteID())
 	}
 	n.mu.Unlock()
 	payload = payload[8:]

@@ -194,7 +194,7 @@ func (l *Links) track(c *peerConn) bool {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	k := linkKey(c.local, c.remote)
+	k := linkKey(c.local, c.remoteID())
 	if l.cut[k] {
 		return false
 	}
@@ -211,5 +211,5 @@ func (l *Links) untrack(c *peerConn) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	delete(l.conns[linkKey(c.local, c.remote)], c)
+	delete(l.conns[linkKey(c.local, c.remoteID())], c)
 }

@@ -78,7 +78,7 @@ func TestLinks_CutClosesConnections(t *testing.T) {
 	_, err = io.ReadFull(server, buf) // reads the header, learns member 1
 	require.NoError(t, err)
 	assert.Equal(t, "hi", string(buf))
-	assert.Equal(t, 1, server.(*peerConn).remote)
+	assert.Equal(t, 1, server.(*peerConn).remoteID())
 
 	l.Cut(1, 2)
 	_, err = io.ReadFull(server, buf)

@@ -28,14 +28,18 @@ var (
 // accepting side learns the remote member from the header on first read.
 type peerConn struct {
 	net.Conn
-	local, remote int
-	links         *Links
-	accepted      bool
-	magic         byte // what an accepted connection opened with
-	headerOnce    sync.Once
-	headerErr     error
-	closeOnce     sync.Once
-	closed        atomic.Bool
+	local int
+	// remote is the member at the other end: known when dialled, read
+	// from the header of an accepted one, which a Close on another
+	// goroutine may race (remoteID).
+	remote     atomic.Int32
+	links      *Links
+	accepted   bool
+	magic      byte // what an accepted connection opened with
+	headerOnce sync.Once
+	headerErr  error
+	closeOnce  sync.Once
+	closed     atomic.Bool
 	// onClose is set by raftStream, which tracks its conns; atomic, since
 	// Links may close the conn (a cut) while it is being set.
 	onClose atomic.Pointer[func(*peerConn)]
@@ -68,7 +72,8 @@ func dialPeerAs(magic byte, links *Links, via map[string]string, from, to int, a
 		nc.Close()
 		return nil, err
 	}
-	pc := &peerConn{Conn: nc, local: from, remote: to, links: links}
+	pc := &peerConn{Conn: nc, local: from, links: links}
+	pc.remote.Store(int32(to))
 	if !links.track(pc) {
 		nc.Close()
 		return nil, errLinkCut
@@ -94,7 +99,7 @@ func (c *peerConn) Read(p []byte) (int, error) {
 	case c.closed.Load():
 		err = io.EOF
 	case c.onBroken != nil:
-		c.brokenOnce.Do(func() { c.onBroken(c.remote) })
+		c.brokenOnce.Do(func() { c.onBroken(c.remoteID()) })
 	}
 	return n, err
 }
@@ -111,7 +116,8 @@ func (c *peerConn) readHeader() {
 		c.headerErr = fmt.Errorf("peer header: bad magic %#x", hdr[0])
 		return
 	}
-	c.magic, c.remote = hdr[0], int(hdr[1])
+	c.magic = hdr[0]
+	c.remote.Store(int32(hdr[1]))
 	if !c.links.track(c) {
 		c.headerErr = errLinkCut
 		c.Conn.Close()
@@ -126,12 +132,16 @@ func (c *peerConn) readHeader() {
 // Write writes through the link's degradation (Links.Degrade): a lost
 // write breaks the connection.
 func (c *peerConn) Write(p []byte) (int, error) {
-	if !c.links.beforeWrite(c.local, c.remote) {
+	if !c.links.beforeWrite(c.local, c.remoteID()) {
 		c.Close()
 		return 0, errLinkLost
 	}
 	return c.Conn.Write(p)
 }
+
+// remoteID is the member at the other end (0 before an accepted
+// connection's header is read).
+func (c *peerConn) remoteID() int { return int(c.remote.Load()) }
 
 // Close closes the connection and forgets it.
 func (c *peerConn) Close() error {
