@@ -170,19 +170,70 @@ func (n *Node) surveyTerms(g *voteGuard) {
 // askTerms returns the highest current term among the other voters and
 // this member's own log, and whether every voter answered.
 func (n *Node) askTerms() (uint64, bool) {
-	term := n.logEnd().term
+	term, all, _ := n.askTermsAndLogs()
+	return term, all
+}
+
+// askTermsAndLogs is askTerms, and whether any log, among the voters that
+// answered and this member's own, holds more than the bootstrap
+// configuration.
+func (n *Node) askTermsAndLogs() (term uint64, all, entries bool) {
+	own := n.logEnd()
+	term, entries = own.term, own.index > bootstrapIndex
 	if r := n.raftNow(); r != nil {
 		term = max(term, r.CurrentTerm())
 	}
-	all := true
+	all = true
 	n.askVoters(0, fwdLogEnd, nil, func(_ int, reply []byte, err error) {
 		if err != nil || len(reply) < 24 { // an older zkraft does not say its term
 			all = false
 			return
 		}
+		entries = entries || readLogEnd(reply).index > bootstrapIndex
 		term = max(term, binary.BigEndian.Uint64(reply[16:]))
 	})
-	return term, all
+	return term, all, entries
+}
+
+// surveyFreshTerms settles the vote floor of a member that started with
+// nothing stored. It cannot tell a new member from one whose data dir was
+// wiped (or, in memory, that restarted), which may have voted in a term the
+// others are still in: a second vote there can elect a second leader of
+// that term, whose log overwrites what the first committed (found by
+// zkchaos: a wiped former leader voted, in its own term, for a deposed
+// leader that was paused meanwhile, and the entries of that term were
+// lost). So it votes, and stands, only in terms past every voter's current
+// term once all have told it; or at once if no voter that answered, nor
+// itself, holds more than the bootstrap configuration: a new cluster, in
+// which nothing can have been committed. The floor is kept in the term and
+// vote record, so that a restart before the member has voted past it does
+// not forget it.
+//
+// It makes one attempt; surveyLogs repeats it, the first before its first
+// survey is in, so that a vote held until then finds the floor settled if
+// it can be.
+func (n *Node) surveyFreshTerms(g *voteGuard) {
+	if !g.votesUnknown || g.floor.Load() != noFloor {
+		return
+	}
+	term, all, entries := n.askTermsAndLogs()
+	var floor uint64
+	switch {
+	case all:
+		floor = term
+	case entries:
+		return // a running cluster, and a voter that may be in a later term did not answer
+	}
+	if n.vote != nil {
+		if err := n.vote.SetVoteFloor(floor); err != nil {
+			n.log.Error("record the term this member may have voted in", "err", err)
+			return
+		}
+	}
+	g.floor.Store(floor)
+	if floor > 0 {
+		n.log.Info("started with nothing stored: every voter told its term, and this member votes in terms past it", "term", floor)
+	}
 }
 
 // voteLost reports whether this member's term and vote record was lost,

@@ -399,7 +399,9 @@ func (n *Node) Start() error {
 	n.goOwned("forward-accept", func() { n.acceptForwards(pl) })
 	if g := n.trans.guard; g != nil {
 		n.goOwned("log-survey", func() { n.surveyLogs(g) })
-		if lost, floor := n.voteLost(); lost && floor == noFloor {
+		// A member that started with nothing stored settles its floor in
+		// the log survey (surveyFreshTerms).
+		if lost, floor := n.voteLost(); lost && floor == noFloor && !g.votesUnknown {
 			n.goOwned("term-survey", func() { n.surveyTerms(g) })
 		}
 	}

@@ -136,7 +136,23 @@ func (n *Node) startRaft(ctx context.Context) (*memStores, error) {
 	if !existing && n.firstVoter() {
 		// A fresh cluster elects its first leader sooner if one member, the
 		// voter with the lowest id, stands at once; the others keep their
-		// random timeouts, so votes do not split.
+		// random timeouts, so votes do not split. It stands once its vote
+		// guard's first survey has settled whether it may (see
+		// surveyFreshTerms): refused, it would wait out an election
+		// timeout.
+		if g := n.guard(); g != nil && g.votesUnknown {
+			n.goOwned("first-campaign", func() {
+				select {
+				case <-g.surveyed:
+				case <-n.quit:
+					return
+				}
+				if err := n.campaignNow(); err != nil && !n.stopping() {
+					n.log.Warn("stand for election", "err", err)
+				}
+			})
+			return mem, nil
+		}
 		return mem, n.campaignNow()
 	}
 	return mem, nil
@@ -327,8 +343,20 @@ func (n *Node) raftTransport(empty bool, overlap *overlapLog) (raft.Transport, r
 		guard = newVoteGuard(header, n.log)
 		guard.damaged, guard.lostEnd = n.lostFrom > 0, n.lostEnd
 		guard.repairing.Store(n.lostFrom > 0)
-		if lost {
+		switch {
+		case lost:
 			guard.floor.Store(floor)
+		case empty:
+			// Nothing stored may also mean a vote forgotten: a wiped data
+			// dir, or a member in memory restarted, may have voted before
+			// in a term the others are still in (surveyFreshTerms).
+			guard.floor.Store(noFloor)
+			guard.votesUnknown = true
+			if n.vote != nil {
+				if err := n.vote.SetVoteFloor(noFloor); err != nil {
+					return nil, raft.Configuration{}, fmt.Errorf("record that this member's votes are unknown: %w", err)
+				}
+			}
 		}
 	}
 	// The transport is made before Raft's network transport starts

@@ -78,6 +78,10 @@ type voteGuard struct {
 	// term it may have voted in (noFloor until every voter has told it its
 	// term): it neither votes nor stands in a term up to it. 0: none.
 	floor atomic.Uint64
+	// votesUnknown is set for a member that started with nothing stored
+	// (surveyFreshTerms): its floor is noFloor until it knows the others'
+	// terms, or that the cluster is new.
+	votesUnknown bool
 	// repairing is set while a damaged member has not got back what it
 	// lost: it does not stand (its log is shorter than what it may have
 	// acknowledged, and a member behind it would vote for it), and it votes
@@ -218,6 +222,10 @@ func (g *voteGuard) judge(kind string, candidate []byte, end logEnd, term uint64
 	repairing := g.repairing.Load()
 	var refusal string
 	switch {
+	case !g.mayVote(term) && g.votesUnknown && g.floor.Load() == noFloor && survey == nil:
+		return hold // the floor is settled, if it can be, before the first survey is in
+	case !g.mayVote(term) && g.votesUnknown && g.floor.Load() == noFloor:
+		refusal = "this member started with nothing stored: it may have voted in this term before, and waits for every voter's term"
 	case !g.mayVote(term):
 		refusal = "this member's term and vote record was lost: it may have voted in this term"
 	case repairing && end.before(g.lostEnd):
@@ -288,8 +296,9 @@ func (g *voteGuard) check(rpc raft.RPC) verdict {
 // member is fresh, once a Raft timeout; the first answer goes in at once.
 func (n *Node) surveyLogs(g *voteGuard) {
 	for {
+		n.surveyFreshTerms(g)
 		g.surveyedLogs(n.askLogEnds())
-		if fresh, _ := g.fresh(); !fresh && !g.repairing.Load() {
+		if fresh, _ := g.fresh(); !fresh && !g.repairing.Load() && (!g.votesUnknown || g.floor.Load() != noFloor) {
 			return
 		}
 		select {

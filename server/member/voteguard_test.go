@@ -146,3 +146,33 @@ func TestVoteGuard_ADamagedMember(t *testing.T) {
 		t.Errorf("a log ending at the commit index in its leader's term: %v, want grant", got)
 	}
 }
+
+// A member that started with nothing stored (a wiped data dir, or in
+// memory) may have voted before in the term the others are in: until every
+// voter has told it its term (or the cluster is new) it holds, then
+// refuses, votes, however complete the candidate's log, even with a commit
+// index a leader told it (a deposed leader, paused meanwhile, still sends
+// one). Found by zkchaos: a wiped former leader of a term voted, in that
+// term, for a paused and deposed leader, which overwrote the term's
+// committed entries.
+func TestVoteGuard_StartedWithNothingStored(t *testing.T) {
+	g := newVoteGuard(raft.RPCHeader{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	g.votesUnknown = true
+	g.floor.Store(noFloor)
+	candidate := logEnd{term: 256, index: 918980}
+	g.note(&raft.AppendEntriesRequest{Term: 256, LeaderCommitIndex: 918980})
+	if got := g.judge("vote", []byte("2"), candidate, 257); got != hold {
+		t.Errorf("before the first survey: %v, want hold", got)
+	}
+	g.surveyedLogs(logSurvey{most: candidate, missing: []string{"1"}})
+	if got := g.judge("vote", []byte("2"), candidate, 257); got != refuse {
+		t.Errorf("a voter did not tell its term: %v, want refuse", got)
+	}
+	g.floor.Store(257) // every voter told: the highest term is 257
+	if got := g.judge("vote", []byte("2"), candidate, 257); got != refuse {
+		t.Errorf("in the floor's term: %v, want refuse", got)
+	}
+	if got := g.judge("vote", []byte("2"), candidate, 258); got != grant {
+		t.Errorf("past the floor: %v, want grant", got)
+	}
+}
