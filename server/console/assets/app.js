@@ -173,7 +173,7 @@ function dataView(n) {
 function statView(n) {
   const s = n.stat;
   const rows = [
-    ["czxid", "0x" + s.czxid.toString(16)], ["mzxid", "0x" + s.mzxid.toString(16)], ["pzxid", "0x" + s.pzxid.toString(16)],
+    ["czxid", hex(s.czxid)], ["mzxid", hex(s.mzxid)], ["pzxid", hex(s.pzxid)],
     ["ctime", n.ctimeText], ["mtime", n.mtimeText],
     ["version", s.version], ["cversion", s.cversion], ["aversion", s.aversion],
     ["ephemeralOwner", s.ephemeralOwner], ["dataLength", s.dataLength], ["numChildren", s.numChildren],
@@ -262,6 +262,9 @@ async function loadLocks() {
   }));
 }
 
+// hex shows a zxid as ZooKeeper's tools do.
+function hex(zxid) { return "0x" + Number(zxid).toString(16); }
+
 function ago(ms) {
   if (ms < 1000) return "just now";
   if (ms < 60000) return Math.round(ms / 1000) + " s ago";
@@ -279,7 +282,7 @@ function diskRows(d) {
     ["digest mismatches", d.digestMismatches],
   ];
   const m = d.lastMismatch;
-  if (m) rows.push(["last digest mismatch", `member ${m.member} at zxid ${m.zxid}, ${ago(m.msAgo)}`]);
+  if (m) rows.push(["last digest mismatch", `member ${m.member} at zxid ${hex(m.zxid)}, ${ago(m.msAgo)}`]);
   return rows;
 }
 
@@ -293,7 +296,7 @@ async function loadCluster() {
   tbody.replaceChildren(...c.members.map((m) => el("tr", { "data-id": m.id },
     el("td", {}, m.id + (m.self ? " (this)" : "")),
     el("td", { class: "role role-" + m.role }, m.role),
-    el("td", m.applied < 0 ? { class: "mono applied" } : { class: "mono applied", "data-known": "" }, m.applied < 0 ? "?" : m.applied),
+    el("td", m.applied < 0 ? { class: "mono applied" } : { class: "mono applied", "data-known": "" }, m.applied < 0 ? "?" : hex(m.applied)),
     el("td", { class: "mono lag" }, m.lag < 0 ? "?" : m.lag),
     el("td", {}, m.heardMsAgo < 0 ? (m.self ? "-" : "?") : m.heardMsAgo + " ms ago"),
     el("td", { class: "mono" }, m.raftAddr || "-"),
@@ -343,7 +346,7 @@ function route() {
 let tabTimer = null;
 function onChange(ev) {
   state.zxid = ev.zxid || state.zxid;
-  document.getElementById("zxid").textContent = "zxid " + state.zxid;
+  document.getElementById("zxid").textContent = "zxid " + hex(state.zxid);
   const shown = ev.resync ? [...state.expanded] : [];
   for (const p of ev.paths) {
     if (state.expanded.has(p)) shown.push(p);                 // its children changed
