@@ -45,8 +45,11 @@ type conn struct {
 	turn      [][]byte        // what takeTurn hands the turn's holder, kept for reuse
 	writing   bool            // a goroutine has the write turn (see outbound.go)
 	closed    bool
-	finishing bool          // close once out is written
-	wake      chan struct{} // wakes writeLoop
+	finishing bool // close once out is written
+	// ended mirrors finishing for the reader, which checks it on every
+	// read without taking omu from the writer (conn.handle).
+	ended atomic.Bool
+	wake  chan struct{} // wakes writeLoop
 	// writer is set once the writer goroutine was started (signal): a
 	// connection has none until a reply or notification needs it. The
 	// reader writes the connect's answer and the pings' itself, so an idle

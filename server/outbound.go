@@ -151,15 +151,9 @@ func (c *conn) signal() {
 func (c *conn) finish() {
 	c.omu.Lock()
 	c.finishing = true
+	c.ended.Store(true)
 	c.omu.Unlock()
 	c.signal()
-}
-
-// finishingNow reports whether finish was called.
-func (c *conn) finishingNow() bool {
-	c.omu.Lock()
-	defer c.omu.Unlock()
-	return c.finishing
 }
 
 // takeTurn takes the write turn and the queue, if the queue holds bytes

@@ -74,7 +74,7 @@ func (c *conn) handle(frame []byte, now time.Time) (string, bool) {
 	if !c.waitDrained() {
 		return "closed", false
 	}
-	if c.finishingNow() {
+	if c.ended.Load() {
 		// The session's close is applied (it expired, or was closed) and
 		// the connection closes once its queue is written: a read from it
 		// now is answered as ZooKeeper answers a session that is closing,
