@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"io"
 	"strings"
 	"testing"
 	"time"
@@ -92,14 +91,7 @@ func TestShell_KeepsItsSessionWhenItsMemberDies(t *testing.T) {
 // again when it is back, not only at the next line.
 func TestEditLines_PromptFollowsTheConnection(t *testing.T) {
 	srv := servertest.NewServer(t)
-	addr := srv.Addr().String()
-	var out syncBuffer
-	s := newShell(&out, &out)
-	s.connectString, s.historyFile = addr, ""
-	s.open(addr)
-	in, typing := io.Pipe()
-	done := make(chan int, 1)
-	go func() { done <- s.editLines(keys{Reader: in, out: &out}) }()
+	_, out, typing, done := editing(srv.Addr().String(), nil)
 	require.Eventually(t, func() bool { return strings.Contains(out.String(), "(CONNECTED) 0] ") }, 10*time.Second, time.Millisecond)
 
 	srv.DropClientConnections()

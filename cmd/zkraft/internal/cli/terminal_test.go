@@ -42,6 +42,23 @@ func TestFileHistory(t *testing.T) {
 	assert.Equal(t, maxHistory, strings.Count(string(b), "\n"), "the file is cut back too")
 }
 
+// editing runs a shell connected to addr in the line editor, on a pipe the
+// test types into; setup, if given, adjusts the shell first. done gets the
+// editor's status once typing is closed.
+func editing(addr string, setup func(*shell)) (s *shell, out *syncBuffer, typing *io.PipeWriter, done <-chan int) {
+	out = new(syncBuffer)
+	s = newShell(out, out)
+	s.connectString, s.historyFile = addr, ""
+	if setup != nil {
+		setup(s)
+	}
+	s.open(addr)
+	in, typing := io.Pipe()
+	status := make(chan int, 1)
+	go func() { status <- s.editLines(keys{Reader: in, out: out}) }()
+	return s, out, typing, status
+}
+
 // keys is a terminal whose user types the given keys, then closes it.
 type keys struct {
 	io.Reader
@@ -91,13 +108,7 @@ func TestEditLines(t *testing.T) {
 // prompt, and the prompt and the half-typed line are drawn again below it.
 func TestEditLines_EventWhileTyping(t *testing.T) {
 	addr := newServer(t)
-	var out syncBuffer
-	s := newShell(&out, &out)
-	s.connectString, s.historyFile = addr, ""
-	s.open(addr)
-	in, typing := io.Pipe()
-	done := make(chan int, 1)
-	go func() { done <- s.editLines(keys{Reader: in, out: &out}) }()
+	_, out, typing, done := editing(addr, nil)
 
 	_, err := typing.Write([]byte("ls -w /\rget /zoo"))
 	require.NoError(t, err)
