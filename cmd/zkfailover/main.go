@@ -1,7 +1,9 @@
 // Command zkfailover measures what killing the leader costs clients, on
 // clusters of separate processes: sessions write in a loop through the whole
 // connect string, the leader is killed with SIGKILL, and each trial reports
-// the time from the kill to the first write issued after it that succeeds.
+// the time from the kill to the first write issued after it that succeeds,
+// and how much of it the operating system took to close the killed
+// process's connections (a session held on the killed member sees when).
 // The killed member is started again before the next trial.
 //
 //	../shared/tools/realzk cluster /tmp/rz3 12181
@@ -81,17 +83,22 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "cluster\ttrials\tmin\tmedian\tmax\twrites failed\t")
+	fmt.Fprintln(tw, "cluster\ttrials\tmin\tmedian\tmax\tkernel closed (median)\tafter the close: min\tmedian\tmax\twrites failed\t")
 	for _, t := range targets {
-		var d []time.Duration
+		var d, closed, after []time.Duration
 		failed := 0
 		for _, tr := range t.trials {
 			d = append(d, tr.FirstAck)
+			closed = append(closed, tr.Closed)
+			after = append(after, tr.FirstAck-tr.Closed)
 			failed += tr.Failed
 		}
+		ms := func(v time.Duration) time.Duration { return v.Round(time.Millisecond) }
 		slices.Sort(d)
-		fmt.Fprintf(tw, "%s\t%d\t%v\t%v\t%v\t%d\t\n", t.name, len(d), d[0].Round(time.Millisecond),
-			d[len(d)/2].Round(time.Millisecond), d[len(d)-1].Round(time.Millisecond), failed)
+		slices.Sort(closed)
+		slices.Sort(after)
+		fmt.Fprintf(tw, "%s\t%d\t%v\t%v\t%v\t%v\t%v\t%v\t%v\t%d\t\n", t.name, len(d), ms(d[0]), ms(d[len(d)/2]), ms(d[len(d)-1]),
+			ms(closed[len(closed)/2]), ms(after[0]), ms(after[len(after)/2]), ms(after[len(after)-1]), failed)
 	}
 	tw.Flush()
 	return 0

@@ -42,7 +42,12 @@ type Config struct {
 
 // Trial is one leader kill.
 type Trial struct {
-	Leader   int           // the member killed
+	Leader int       // the member killed
+	Killed time.Time // when
+	// Closed is from the kill to when a session on the killed member saw
+	// its connection close: the operating system's part, which no server
+	// can shorten (a busy machine schedules the dying process's exit late).
+	Closed   time.Duration
 	FirstAck time.Duration // from the kill to the first write issued after it that succeeded
 	Failed   int           // writes that failed meanwhile (connection loss and the like)
 }
@@ -71,8 +76,9 @@ func Run(c Cluster, cfg Config, progress io.Writer) ([]Trial, error) {
 		}
 		trials = append(trials, t)
 		if progress != nil {
-			fmt.Fprintf(progress, "trial %d: killed member %d, first write after %v (%d writes failed)\n",
-				cfg.Numbered+n+1, t.Leader+1, t.FirstAck.Round(time.Millisecond), t.Failed)
+			fmt.Fprintf(progress, "trial %d: killed member %d at %s, its connections closed after %v, first write after %v (%d writes failed)\n",
+				cfg.Numbered+n+1, t.Leader+1, t.Killed.Format("15:04:05.000"), t.Closed.Round(time.Millisecond),
+				t.FirstAck.Round(time.Millisecond), t.Failed)
 		}
 	}
 	return trials, nil
@@ -148,13 +154,17 @@ func trial(c Cluster, cfg Config) (Trial, error) {
 		close(stop)
 		wg.Wait()
 	}()
+	closed, err := watchClose(leader, cfg.Timeout)
+	if err != nil {
+		return Trial{}, err
+	}
 	// Let the load run before the kill, so that writes are in flight.
 	time.Sleep(500 * time.Millisecond) // load before the fault, not synchronisation
 	kill := time.Now()
 	if err := c.Kill(killed); err != nil {
 		return Trial{}, fmt.Errorf("kill member %d: %w", killed+1, err)
 	}
-	t := Trial{Leader: killed}
+	t := Trial{Leader: killed, Killed: kill}
 	deadline := kill.Add(cfg.Timeout)
 	for t.FirstAck == 0 {
 		if time.Now().After(deadline) {
@@ -168,6 +178,12 @@ func trial(c Cluster, cfg Config) (Trial, error) {
 			}
 		}
 		mu.Unlock()
+	}
+	select {
+	case at := <-closed:
+		t.Closed = at.Sub(kill)
+	case <-time.After(cfg.Timeout):
+		return t, fmt.Errorf("the session on member %d saw no close within %v of its kill", killed+1, cfg.Timeout)
 	}
 	mu.Lock()
 	for _, w := range writes {
@@ -264,4 +280,24 @@ func (s *Script) Restart(i int) error {
 		return fmt.Errorf("%s start-member: %w: %s", s.Tool, err, out)
 	}
 	return nil
+}
+
+// watchClose opens a session on addr alone and returns a channel that gets
+// the time its connection is lost.
+func watchClose(addr string, timeout time.Duration) (<-chan time.Time, error) {
+	conn, events, err := visibility.ConnectEvents([]string{addr}, timeout)
+	if err != nil {
+		return nil, err
+	}
+	closed := make(chan time.Time, 1)
+	go func() {
+		defer conn.Close()
+		for ev := range events {
+			if ev.State == zk.StateDisconnected {
+				closed <- time.Now()
+				return
+			}
+		}
+	}()
+	return closed, nil
 }

@@ -64,24 +64,34 @@ func (r Result) Max() time.Duration {
 // waits, until timeout, until it has one. go-zookeeper's logging is
 // discarded: connection errors are expected where members are killed.
 func Connect(servers []string, timeout time.Duration) (*zk.Conn, error) {
-	conn, events, err := zk.Connect(servers, 10*time.Second, zk.WithLogger(quiet{}))
+	conn, events, err := ConnectEvents(servers, timeout)
 	if err != nil {
 		return nil, err
+	}
+	go func() {
+		for range events {
+		}
+	}()
+	return conn, nil
+}
+
+// ConnectEvents is Connect for a caller that reads the session's later
+// events (it must, until the channel closes).
+func ConnectEvents(servers []string, timeout time.Duration) (*zk.Conn, <-chan zk.Event, error) {
+	conn, events, err := zk.Connect(servers, 10*time.Second, zk.WithLogger(quiet{}))
+	if err != nil {
+		return nil, nil, err
 	}
 	deadline := time.After(timeout)
 	for {
 		select {
 		case ev := <-events:
 			if ev.State == zk.StateHasSession {
-				go func() {
-					for range events {
-					}
-				}()
-				return conn, nil
+				return conn, events, nil
 			}
 		case <-deadline:
 			conn.Close()
-			return nil, fmt.Errorf("no session with %v within %v", servers, timeout)
+			return nil, nil, fmt.Errorf("no session with %v within %v", servers, timeout)
 		}
 	}
 }

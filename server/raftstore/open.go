@@ -71,11 +71,11 @@ type Stores struct {
 	Report     Report
 }
 
-// Close closes the log and the term and vote record.
+// Close closes the term and vote record, then the log, its mirror.
 func (s *Stores) Close() error {
-	err := s.Log.Close()
-	if verr := s.Vote.Close(); err == nil {
-		err = verr
+	err := s.Vote.Close()
+	if lerr := s.Log.Close(); err == nil {
+		err = lerr
 	}
 	return err
 }

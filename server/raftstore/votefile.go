@@ -35,10 +35,19 @@ const VoteFile = "raft-vote"
 // log remains) is lost: the member must then take no part in an election
 // until it knows no term it may have voted in can come again (VoteLost).
 //
+// Raft records a vote as two values, the term (LastVoteTerm) and the
+// candidate (LastVoteCand), set one after the other before the vote is
+// sent. The first of the two is held in memory and written, with the
+// other, by the second: one sync per vote instead of two, and a crash
+// between them leaves the vote before, which was true, rather than half of
+// the new one (TestVoteRecord_RaftWritesAVoteWhole holds hashicorp/raft to
+// setting both).
+//
 // The log store's own stable store (raft-wal's metadata, raft-boltdb's file)
 // is kept in step as well as it can be, so that an older zkraft started on
-// the same data dir finds the term and vote it left; this file is the one
-// read.
+// the same data dir finds the term and vote it left: off the election's
+// path, by a goroutine that takes the latest values, and wholly by Close.
+// This file is the one read.
 
 // Keys of the record besides Raft's own.
 var (
@@ -85,6 +94,14 @@ type VoteRecord struct {
 	f    *os.File
 	seq  uint64
 	vals map[string][]byte
+	// halfVote is the half of a vote set and not yet written (its key),
+	// "" if none.
+	halfVote string
+
+	mirrorMu  sync.Mutex        // guards mirrorDue, mirroring
+	mirrorDue map[string][]byte // Raft's values changed since the mirror took them
+	mirroring bool              // a goroutine is writing mirrorDue
+	mirrorWG  sync.WaitGroup
 }
 
 // OpenVoteRecord opens the record in dir, creating it if there is none:
@@ -285,15 +302,21 @@ func (r *VoteRecord) Set(key, val []byte) error {
 	if err := r.set(key, val); err != nil {
 		return err
 	}
-	if r.mirror != nil && isRaftKey(key) {
-		r.mirrored(r.mirror.Set(key, val), key)
-	}
+	r.mirrorLater(key, val)
 	return nil
 }
 
-// set changes one value and writes the record.
+// set changes one value and writes the record, unless it is the first half
+// of a vote (see the type's comment).
 func (r *VoteRecord) set(key, val []byte) error {
 	r.mu.Lock()
+	defer r.mu.Unlock()
+	vote := voteHalf(key)
+	if vote != "" && r.halfVote == "" {
+		r.vals[string(key)] = slices.Clone(val)
+		r.halfVote = vote
+		return nil
+	}
 	old, had := r.vals[string(key)]
 	r.vals[string(key)] = slices.Clone(val)
 	if err := r.writeLocked(); err != nil {
@@ -302,17 +325,67 @@ func (r *VoteRecord) set(key, val []byte) error {
 		} else {
 			delete(r.vals, string(key))
 		}
-		r.mu.Unlock()
 		return err
 	}
-	r.mu.Unlock()
+	r.halfVote = ""
 	return nil
 }
 
-// mirrored reports a failure to keep the log store's copy of key.
-func (r *VoteRecord) mirrored(err error, key []byte) {
-	if err != nil && r.warn != nil {
-		r.warn(fmt.Errorf("keep the log store's copy of %s: %w", key, err))
+// voteHalf returns key if it is one of the two values of a vote, else "".
+func voteHalf(key []byte) string {
+	if bytes.Equal(key, raftStableKeys[1]) || bytes.Equal(key, raftStableKeys[2]) {
+		return string(key)
+	}
+	return ""
+}
+
+// mirrorLater has the mirror take Raft's key at val, off the caller's
+// path.
+func (r *VoteRecord) mirrorLater(key, val []byte) {
+	if r.mirror == nil || !isRaftKey(key) {
+		return
+	}
+	r.mirrorMu.Lock()
+	defer r.mirrorMu.Unlock()
+	if r.mirrorDue == nil {
+		r.mirrorDue = make(map[string][]byte)
+	}
+	r.mirrorDue[string(key)] = slices.Clone(val)
+	if !r.mirroring {
+		r.mirroring = true
+		r.mirrorWG.Add(1)
+		go r.mirrorDueValues()
+	}
+}
+
+// mirrorDueValues writes the values due to the mirror until none is left.
+func (r *VoteRecord) mirrorDueValues() {
+	defer r.mirrorWG.Done()
+	for {
+		r.mirrorMu.Lock()
+		due := r.mirrorDue
+		r.mirrorDue = nil
+		if len(due) == 0 {
+			r.mirroring = false
+			r.mirrorMu.Unlock()
+			return
+		}
+		r.mirrorMu.Unlock()
+		for _, k := range raftStableKeys {
+			v, ok := due[string(k)]
+			if !ok {
+				continue
+			}
+			var err error
+			if isUint64Key(k) && len(v) == 8 {
+				err = r.mirror.SetUint64(k, binary.BigEndian.Uint64(v))
+			} else {
+				err = r.mirror.Set(k, v)
+			}
+			if err != nil && r.warn != nil {
+				r.warn(fmt.Errorf("keep the log store's copy of %s: %w", k, err))
+			}
+		}
 	}
 }
 
@@ -329,9 +402,7 @@ func (r *VoteRecord) SetUint64(key []byte, val uint64) error {
 	if err := r.set(key, u64(val)); err != nil {
 		return err
 	}
-	if r.mirror != nil && isRaftKey(key) {
-		r.mirrored(r.mirror.SetUint64(key, val), key)
-	}
+	r.mirrorLater(key, u64(val))
 	return nil
 }
 
@@ -432,11 +503,21 @@ func (r *VoteRecord) LowerMark(lo uint64, del func() error) error {
 	return del()
 }
 
-// Close closes the file.
+// Close writes a half-set vote, waits for the mirror to take every value,
+// and closes the file. The mirror's store must still be open.
 func (r *VoteRecord) Close() error {
+	r.mirrorWG.Wait()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.f.Close()
+	var err error
+	if r.halfVote != "" {
+		err = r.writeLocked()
+		r.halfVote = ""
+	}
+	if cerr := r.f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 func isRaftKey(key []byte) bool {
