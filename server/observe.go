@@ -111,6 +111,10 @@ type ClusterView struct {
 	Leader  int // the id of the member Raft names leader, 0 if none
 	Members []MemberStatus
 	Disk    DiskHealth // what this member found wrong with its disk, and the leader with members' trees
+	// Sessions are the sessions whose connection or deadline is known,
+	// ordered by id: only this member's own in Cluster, every member's in
+	// ClusterWide.
+	Sessions []SessionStatus
 }
 
 // DiskHealth is the damage a member found in its files (see
@@ -148,8 +152,12 @@ type MemberStatus struct {
 	// applied zxid; -1 where unknown.
 	Lag int64
 	// Heard is when the leader last heard from the member (the leader's
-	// view only; zero elsewhere and for the leader itself).
+	// view, which ClusterWide gives any member; zero elsewhere and for
+	// the leader itself).
 	Heard time.Time
+	// Console is the URL of the member's web console, if it has one and
+	// said so (SetConsoleURL; others' in ClusterWide only).
+	Console string
 }
 
 // Cluster returns the members as this member sees them, ordered by id.
@@ -159,7 +167,9 @@ func (s *Server) Cluster() ClusterView {
 	last := s.fsm.LastZxid()
 	servers := s.node.Servers()
 	if len(servers) == 0 {
-		v.Members = []MemberStatus{{ID: self, Role: "standalone", Applied: last, Lag: s.node.Backlog(), Client: s.ConnectString()}}
+		v.Members = []MemberStatus{{ID: self, Role: "standalone", Applied: last, Lag: s.node.Backlog(), Client: s.ConnectString(),
+			Console: s.consoleURL()}}
+		v.Sessions = s.ownSessions(s.describe())
 		return v
 	}
 	reports := s.node.Reports()
@@ -174,6 +184,7 @@ func (s *Server) Cluster() ClusterView {
 		if p.ID == self {
 			m.Applied, m.Lag = last, s.node.Backlog()
 			m.Client = cmp.Or(m.Client, s.ConnectString())
+			m.Console = s.consoleURL()
 		}
 		for _, r := range reports {
 			if r.ID == p.ID && p.ID != self {
@@ -183,6 +194,7 @@ func (s *Server) Cluster() ClusterView {
 		v.Members = append(v.Members, m)
 	}
 	slices.SortFunc(v.Members, func(a, b MemberStatus) int { return a.ID - b.ID })
+	v.Sessions = s.ownSessions(s.describe())
 	return v
 }
 

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/zkraft/zkraft/raftfsm"
@@ -58,7 +59,8 @@ type Server struct {
 	draining  map[int64][]*conn // closed connections of a session with writes still in flight (conn.park)
 	perIP     map[string]int
 	closed    bool
-	tracker   *session.Tracker // session liveness (leader only), on clock.Elapsed
+	tracker   *session.Tracker       // session liveness (leader only), on clock.Elapsed
+	console   atomic.Pointer[string] // this member's console URL (SetConsoleURL)
 	clock     clock.Clock
 	ids       *session.IDs
 
@@ -96,7 +98,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.clustered() {
 		s.fsm.SetConfig(member.FormatEnsemble(cfg.Servers, 0))
 	}
-	s.node = member.New(cfg.memberConfig(), s.fsm, s)
+	mc := cfg.memberConfig()
+	mc.Presence = s.presence
+	s.node = member.New(mc, s.fsm, s)
 	origin := make([]byte, 8)
 	if _, err := rand.Read(origin); err != nil {
 		return nil, fmt.Errorf("server: request origin: %w", err)

@@ -87,6 +87,7 @@ func (s *Server) allConns() []*conn {
 // on the tracker's tick boundaries (of the server's elapsed time), so it
 // only reaches the tracker once per tick.
 func (c *conn) touch(now time.Time) {
+	c.stats.heard.Store(now.UnixNano())
 	elapsed := c.srv.clock.Elapsed()
 	tick := int64(elapsed / c.srv.cfg.TickTime)
 	if tick == c.lastTick {

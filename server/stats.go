@@ -141,6 +141,7 @@ func javaDouble(v float64) string {
 // connStats are one connection's counters, as cons and stat print them.
 type connStats struct {
 	recv, sent  atomic.Int64
+	heard       atomic.Int64 // when the last request came, Unix ns
 	established time.Time
 
 	mu       sync.Mutex // guards the fields below

@@ -60,3 +60,23 @@ func consoleURL(a *admin.Admin) string {
 	}
 	return "http://" + net.JoinHostPort(host, port) + "/console/"
 }
+
+// advertisedConsoleURL is the console's URL as the other members' consoles
+// link to it: an admin listener on every interface is named by this
+// member's host in the ensemble (its Raft address), which a browser on
+// another machine can reach.
+func advertisedConsoleURL(a *admin.Admin, srv *server.Server) string {
+	host, port, err := net.SplitHostPort(a.Addr().String())
+	if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsUnspecified() {
+		return consoleURL(a)
+	}
+	for _, p := range srv.Config().Servers {
+		if p.ID != srv.Config().ServerID {
+			continue
+		}
+		if h, _, err := net.SplitHostPort(p.RaftAddr); err == nil && h != "" {
+			return "http://" + net.JoinHostPort(h, port) + "/console/"
+		}
+	}
+	return consoleURL(a)
+}

@@ -3,10 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -85,4 +88,39 @@ func (b *lockedBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// The members' consoles link to each other: startAdmin tells the server
+// its console's URL, and each member's cluster view, asked of any member,
+// names every member's console.
+func TestStartAdmin_ConsolesLinkEachOther(t *testing.T) {
+	logger := slog.New(slog.DiscardHandler)
+	c := servertest.NewCluster(t, 3)
+	var admins []*admin.Admin
+	var want []string
+	for i := range 3 {
+		a, err := startAdmin(c.Server(i), admin.Config{Addr: "127.0.0.1:0"}, consoleFlags{}, logger)
+		require.NoError(t, err)
+		t.Cleanup(func() { a.Shutdown(context.Background()) })
+		admins = append(admins, a)
+		want = append(want, a.URL()+"/console/")
+	}
+	for _, a := range admins {
+		require.Eventually(t, func() bool {
+			var view console.Cluster
+			resp, err := http.Get(a.URL() + "/console/api/cluster")
+			if err != nil {
+				return false
+			}
+			defer resp.Body.Close()
+			if json.NewDecoder(resp.Body).Decode(&view) != nil || len(view.Members) != 3 {
+				return false
+			}
+			var got []string
+			for _, m := range view.Members {
+				got = append(got, m.Console)
+			}
+			return slices.Equal(want, got)
+		}, 20*time.Second, 50*time.Millisecond, "member at %s names every console", a.URL())
+	}
 }

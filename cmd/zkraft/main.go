@@ -145,6 +145,7 @@ func startAdmin(srv *server.Server, cfg admin.Config, con consoleFlags, logger *
 	}
 	if !con.off {
 		logger.Info("web console", "url", consoleURL(a))
+		srv.SetConsoleURL(advertisedConsoleURL(a, srv))
 	}
 	return a, nil
 }

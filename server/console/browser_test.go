@@ -175,8 +175,9 @@ type scene struct {
 	svc      [2]*zk.Conn // two service instances': on the leader, on a follower
 	sessions []string    // the /locks/orders contenders' sessions, in queue order
 	tab      context.Context
-	base     string // the leader's console
-	dir      string // where screenshots go
+	base     string    // the leader's console
+	consoles [3]string // every member's
+	dir      string    // where screenshots go
 }
 
 func TestBrowser_Console(t *testing.T) {
@@ -201,7 +202,11 @@ func newScene(t *testing.T) *scene {
 	s.c = servertest.NewCluster(t, 3)
 	s.leader = s.c.Leader()
 	require.GreaterOrEqual(t, s.leader, 0)
-	s.base = serveConsole(t, s.c.Server(s.leader), console.Options{})
+	for i := range s.consoles {
+		s.consoles[i] = serveConsole(t, s.c.Server(i), console.Options{})
+		s.c.Server(i).SetConsoleURL(s.consoles[i])
+	}
+	s.base = s.consoles[s.leader]
 	s.fillTree(t)
 	s.lockWorkload(t)
 	s.tab = browser(t)
@@ -263,7 +268,7 @@ func (s *scene) lockWorkload(t *testing.T) {
 	for i := range 6 {
 		conn := connect(t, s.c.Addr(i%3))
 		s.sessions = append(s.sessions, hexID(conn.SessionID()))
-		m := lockrecipe.NewMutex(conn, "/locks/orders")
+		m := lockrecipe.NewMutex(conn, "/locks/orders", lockrecipe.WithData([]byte(fmt.Sprintf("orders-worker-%d pid %d", i+1, 4100+i))))
 		if i == 0 {
 			require.NoError(t, m.Lock(ctx))
 		} else {
@@ -283,6 +288,23 @@ func (s *scene) lockWorkload(t *testing.T) {
 	for i := range 4 {
 		m := lockrecipe.NewMutex(connect(t, s.c.Addr(i%3)), "/locks/churn")
 		wg.Go(func() { churn(ctx, m) })
+	}
+	// A semaphore of two leases, both held; a third taker waits for one,
+	// holding the semaphore's mutex; a fourth waits for the mutex.
+	for i := range 4 {
+		sem := lockrecipe.NewSemaphore(connect(t, s.c.Addr(i%3)), "/locks/exports", 2,
+			lockrecipe.WithData([]byte(fmt.Sprintf("export-%d", i+1))))
+		if i < 2 {
+			_, err := sem.Acquire(ctx)
+			require.NoError(t, err)
+			continue
+		}
+		wg.Go(func() { sem.Acquire(ctx) })
+		if i == 2 {
+			s.c.Inspect(s.leader).WaitForChildren("/locks/exports/leases", 3)
+		} else {
+			s.c.Inspect(s.leader).WaitForChildren("/locks/exports/locks", 2)
+		}
 	}
 }
 
@@ -314,7 +336,7 @@ func (s *scene) checkTree(t *testing.T) {
 	)
 	assert.Equal(t, []string{"config", "motd", "secret", "token"}, texts(t, s.tab, `li.node[data-path="/app"] > ul > li > .row .name`))
 	assert.Equal(t, []string{"ephemeral", "ephemeral", "ephemeral", "ephemeral"}, texts(t, s.tab, `li.node[data-path="/services"] > ul > li > .row .kind`))
-	assert.Equal(t, []string{"churn", "orders", "report"}, texts(t, s.tab, `li.node[data-path="/locks"] > ul > li > .row .name`))
+	assert.Equal(t, []string{"churn", "exports", "orders", "report"}, texts(t, s.tab, `li.node[data-path="/locks"] > ul > li > .row .name`))
 
 	// A live update: a create shows without reloading the page.
 	_, err := s.app.Create("/app/feature-flags", []byte(`{"newCheckout":true}`), 0, zk.WorldACL(zk.PermAll))
@@ -378,6 +400,19 @@ func (s *scene) checkSessions(t *testing.T) {
 	// The other's client is connected to a follower: its watches are held
 	// there, not on the leader whose console this is.
 	assert.Empty(t, texts(t, s.tab, rows[1]+` .watches li`))
+	// Where each client is: the leader (this page) and the follower, linked
+	// to its console; each client's address, heard from lately, with time
+	// left before it would expire.
+	follower := (s.leader + 1) % 3
+	assert.Equal(t, []string{fmt.Sprintf("%d (this)", s.leader+1), fmt.Sprint(follower + 1)},
+		texts(t, s.tab, rows[0]+` td.member, `+rows[1]+` td.member`))
+	assert.Equal(t, s.consoles[follower]+"#sessions", value(t, s.tab, "link", chromedp.Evaluate[string](
+		fmt.Sprintf(`document.querySelector(%q).href`, rows[1]+` td.member a`))))
+	for _, row := range rows {
+		assert.Contains(t, text(t, s.tab, row+` td.client`), "127.0.0.1:")
+		assert.NotEqual(t, "?", text(t, s.tab, row+` td.heard`))
+		assert.Regexp(t, `^[0-9.]+ s$`, text(t, s.tab, row+` td.expires`))
+	}
 	shot(t, s.tab, s.dir, "sessions.png")
 }
 
@@ -402,9 +437,33 @@ func (s *scene) checkLocks(t *testing.T) {
 		}
 	}
 	assert.Equal(t, want, names)
+	// Who holds and who waits: each node's data, its session's client and
+	// the member it is connected to.
+	var wantData []string
+	for i := range 6 {
+		wantData = append(wantData, fmt.Sprintf("orders-worker-%d pid %d", i+1, 4100+i))
+	}
+	assert.Equal(t, wantData, texts(t, s.tab, q+" td.data"))
+	members := texts(t, s.tab, q+" td.member")
+	for i, m := range members {
+		want := fmt.Sprint(i%3 + 1)
+		if i%3 == s.leader {
+			want += " (this)"
+		}
+		assert.Equal(t, want, m, "contender %d is connected to member %d", i, i%3+1)
+	}
+	for _, c := range texts(t, s.tab, q+" td.client") {
+		assert.Contains(t, c, "127.0.0.1:")
+	}
 	assert.Equal(t, []string{"holder", "holder", "waiting"}, texts(t, s.tab, `.lock[data-path="/locks/report"] tr.contender .role`))
+	assert.Equal(t, []string{"holds a lease", "holds a lease", "waiting for a lease"},
+		texts(t, s.tab, `.lock[data-path="/locks/exports/leases"] tr.contender .role`))
+	assert.Equal(t, []string{"export-1", "export-2", "export-3"}, texts(t, s.tab, `.lock[data-path="/locks/exports/leases"] td.data`))
+	assert.Equal(t, []string{"holder", "waiting"}, texts(t, s.tab, `.lock[data-path="/locks/exports/locks"] tr.contender .role`))
 	run(t, s.tab, "the churning lock shows", visible(`.lock[data-path="/locks/churn"] tr.contender`))
 	shot(t, s.tab, s.dir, "locks.png")
+	run(t, s.tab, "scroll to the semaphore", js(`document.querySelector('.lock[data-path="/locks/exports/leases"]').scrollIntoView()`))
+	shot(t, s.tab, s.dir, "semaphore.png")
 
 	// Live on the locks view: the holder lets go, the first waiter holds.
 	conn := connect(t, s.c.Addr(s.leader))
@@ -427,6 +486,24 @@ func (s *scene) checkCluster(t *testing.T) {
 		assert.NotEqual(t, "?", a, "the leader knows every member's applied zxid")
 	}
 	shot(t, s.tab, s.dir, "cluster.png")
+
+	// A follower's console shows every member too, from the leader, with
+	// links to the others' consoles.
+	follower := (s.leader + 1) % 3
+	run(t, s.tab, "a follower's cluster tab",
+		chromedp.Navigate(s.consoles[follower]+"#cluster"),
+		visible(`#members tr[data-id="3"]`),
+		gone(`#members td.applied:not([data-known])`))
+	assert.Equal(t, wantRoles, texts(t, s.tab, `#members tbody td.role`))
+	links := value(t, s.tab, "links", chromedp.Evaluate[[]string](`[...document.querySelectorAll("#members td.console a")].map(a => a.href)`))
+	var wantLinks []string
+	for i, u := range s.consoles {
+		if i != follower {
+			wantLinks = append(wantLinks, u+"#cluster")
+		}
+	}
+	assert.Equal(t, wantLinks, links)
+	shot(t, s.tab, s.dir, "cluster-follower.png")
 }
 
 // checkWrites writes through a writable console: the server's ACL checks

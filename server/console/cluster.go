@@ -25,6 +25,8 @@ type Member struct {
 	// HeardMsAgo is how long ago the leader last heard from it; -1 where
 	// unknown.
 	HeardMsAgo int64 `json:"heardMsAgo"`
+	// Console is the URL of its web console, if it said.
+	Console string `json:"console,omitempty"`
 }
 
 // Cluster is the cluster view, with what this member holds.
@@ -85,7 +87,7 @@ func clusterOf(v server.ClusterView, now time.Time) Cluster {
 	}
 	for _, m := range v.Members {
 		mm := Member{ID: m.ID, Role: m.Role, Self: m.ID == v.Self, RaftAddr: m.RaftAddr, Client: m.Client,
-			Applied: m.Applied, Lag: m.Lag, HeardMsAgo: -1}
+			Applied: m.Applied, Lag: m.Lag, HeardMsAgo: -1, Console: m.Console}
 		if !m.Heard.IsZero() {
 			mm.HeardMsAgo = now.Sub(m.Heard).Milliseconds()
 		}

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/zkraft/zkraft/raftfsm"
 	"github.com/zkraft/zkraft/server"
@@ -30,7 +31,8 @@ type Source interface {
 	Sessions() []raftfsm.Session
 	// Watches returns the watches this member's clients hold.
 	Watches() []server.Watch
-	// Cluster returns the members as this member sees them.
+	// Cluster returns the members and the sessions' whereabouts, as the
+	// leader sees them if it can be asked (server.Server.ClusterWide).
 	Cluster() server.ClusterView
 	// Observe calls fn with each change applied from now on until stop is
 	// called; fn must not block (server.Server.Observe).
@@ -54,6 +56,11 @@ type serverSource struct{ *server.Server }
 func (s serverSource) Read(fn func(t *tree.Tree))  { s.FSM().Read(fn) }
 func (s serverSource) Sessions() []raftfsm.Session { return s.FSM().Sessions() }
 func (s serverSource) SuperDigest() string         { return s.Config().SuperDigest }
+
+// askLeaderFor bounds how long the console waits for the leader's view.
+const askLeaderFor = time.Second
+
+func (s serverSource) Cluster() server.ClusterView { return s.ClusterWide(askLeaderFor) }
 
 // Options configure a console. The zero value is a read-only console that
 // reads as an unauthenticated client.

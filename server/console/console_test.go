@@ -230,6 +230,64 @@ func TestConsole_Locks(t *testing.T) {
 	}
 }
 
+// TestConsole_SemaphoreSaysWhoHoldsAndWhoWaits: a semaphore of one lease,
+// held by one session; a second taker holds the semaphore's mutex and has
+// its lease node, waiting for the lease to be released; a third waits for
+// the mutex. Each node shows its data and where its session's client is.
+func TestConsole_SemaphoreSaysWhoHoldsAndWhoWaits(t *testing.T) {
+	srv := servertest.NewServer(t)
+	base := serve(t, srv.Server, console.Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var sessions []int64
+	for i, name := range []string{"holder", "taker", "next"} {
+		conn := connect(t, srv.ConnectString())
+		sessions = append(sessions, conn.SessionID())
+		sem := lockrecipe.NewSemaphore(conn, "/sem", 1, lockrecipe.WithData([]byte(name)))
+		if i == 0 {
+			_, err := sem.Acquire(ctx)
+			require.NoError(t, err)
+			continue
+		}
+		go sem.Acquire(ctx) // ends with ctx
+		if i == 1 {
+			srv.Inspect().WaitForChildren("/sem/leases", 2)
+		} else {
+			srv.Inspect().WaitForChildren("/sem/locks", 2)
+		}
+	}
+	var locks []console.LockQueue
+	require.Equal(t, http.StatusOK, get(t, base+"/api/locks", &locks))
+	require.Len(t, locks, 2)
+	byPath := map[string]console.LockQueue{locks[0].Path: locks[0], locks[1].Path: locks[1]}
+
+	leases := byPath["/sem/leases"]
+	assert.Equal(t, "semaphore leases", leases.Recipe)
+	require.Len(t, leases.Nodes, 2)
+	held, taking := leases.Nodes[0], leases.Nodes[1]
+	assert.Equal(t, hexID(sessions[0]), held.Session)
+	assert.True(t, held.Holds)
+	assert.False(t, held.Taking)
+	assert.Equal(t, "holder", held.Data)
+	assert.Equal(t, hexID(sessions[1]), taking.Session)
+	assert.False(t, taking.Holds, "the taker waits for a lease")
+	assert.True(t, taking.Taking)
+	assert.Equal(t, "taker", taking.Data)
+	for _, n := range leases.Nodes {
+		assert.Equal(t, 1, n.Member, "a standalone server is member 1")
+		assert.Contains(t, n.Client, "127.0.0.1:")
+	}
+
+	mutex := byPath["/sem/locks"]
+	assert.Equal(t, "mutex", mutex.Recipe)
+	require.Len(t, mutex.Nodes, 2)
+	assert.Equal(t, hexID(sessions[1]), mutex.Nodes[0].Session, "the taker holds the mutex")
+	assert.True(t, mutex.Nodes[0].Holds)
+	assert.Equal(t, hexID(sessions[2]), mutex.Nodes[1].Session)
+	assert.False(t, mutex.Nodes[1].Holds)
+	assert.Equal(t, "next", mutex.Nodes[1].Data)
+}
+
 func TestConsole_Cluster(t *testing.T) {
 	c := servertest.NewCluster(t, 3)
 	leader := c.Leader()
@@ -273,18 +331,36 @@ func TestConsole_Cluster(t *testing.T) {
 	assert.Positive(t, view.Holds.Znodes)
 	assert.Equal(t, 1, view.Holds.Sessions)
 
-	// A follower knows its own applied zxid only, and who leads.
-	require.Equal(t, http.StatusOK, get(t, serve(t, c.Server(follower), console.Options{})+"/api/cluster", &view))
+	// A follower shows every member as the leader sees it, with the
+	// consoles the members said they have.
+	c.Server(leader).SetConsoleURL("http://leader.example/console/")
+	fbase := serve(t, c.Server(follower), console.Options{})
+	c.Server(follower).SetConsoleURL(fbase + "/")
+	require.Equal(t, http.StatusOK, get(t, fbase+"/api/cluster", &view))
+	assert.Equal(t, follower+1, view.Self)
 	assert.Equal(t, leader+1, view.Leader)
 	assert.Equal(t, "leader", view.Members[leader].Role)
-	for i, m := range view.Members {
-		if i == follower {
-			assert.Positive(t, m.Applied)
-		} else {
-			assert.Equal(t, int64(-1), m.Applied, "member %d", m.ID)
-			assert.Equal(t, int64(-1), m.Lag, "member %d", m.ID)
-		}
+	for _, m := range view.Members {
+		assert.GreaterOrEqual(t, m.Applied, created, "member %d", m.ID)
+		assert.GreaterOrEqual(t, m.Lag, int64(0), "member %d", m.ID)
 	}
+	assert.Equal(t, "http://leader.example/console/", view.Members[leader].Console)
+	assert.Equal(t, fbase+"/", view.Members[follower].Console)
+
+	// Its sessions tab says where each client is connected: the session on
+	// the leader, told by the leader.
+	var sessions []console.Session
+	require.Equal(t, http.StatusOK, get(t, fbase+"/api/sessions", &sessions))
+	require.Len(t, sessions, 1)
+	s := sessions[0]
+	assert.Equal(t, hexID(conn.SessionID()), s.ID)
+	assert.Equal(t, leader+1, s.Member)
+	assert.Equal(t, conn.Server(), c.Addr(leader))
+	assert.NotEmpty(t, s.Client)
+	assert.GreaterOrEqual(t, s.ConnectedMsAgo, int64(0))
+	assert.GreaterOrEqual(t, s.HeardMsAgo, int64(0))
+	assert.Positive(t, s.ExpiresInMs)
+	assert.LessOrEqual(t, s.ExpiresInMs, int64(s.TimeoutMs)+c.Server(leader).Config().TickTime.Milliseconds())
 }
 
 func TestConsole_EventsAfterCreate(t *testing.T) {

@@ -27,6 +27,8 @@ const (
 	fwdPrepare    byte = 8  // a command the leader prepares (Host.Prepare), then proposes; reply as fwdApply
 	fwdDigest     byte = 9  // the member's newest tree digest: zxid, digest (see digest.go); no reply (an older leader ignores it)
 	fwdGetLog     byte = 10 // a log index; reply: the entry there, whole (fetchEntry; an older member does not answer)
+	fwdPresence   byte = 11 // the member's description, opaque (Config.Presence); no reply (an older leader ignores it)
+	fwdView       byte = 12 // nothing; reply: every member's report and description (see view.go; an older leader does not answer)
 
 	fwdOK  byte = 0
 	fwdErr byte = 1
@@ -183,6 +185,10 @@ func (n *Node) serveForward(nc net.Conn) {
 			n.digestReported(nc, payload)
 		case fwdGetLog:
 			replies <- n.answerGetLog(typ, id, payload)
+		case fwdPresence:
+			n.presenceReported(nc, payload)
+		case fwdView:
+			replies <- n.answerView(typ, id)
 		case fwdRevalidate:
 			replies <- n.revalidateFor(typ, id, payload)
 		case fwdSync:

@@ -286,6 +286,9 @@ func (n *Node) reportTouches() {
 			if d := n.digestToSend(); d != nil {
 				c.send(fwdDigest, d, nil)
 			}
+			if p := n.presenceToSend(); p != nil {
+				c.send(fwdPresence, p, nil)
+			}
 		}
 	}
 }

@@ -70,15 +70,18 @@ type Host interface {
 
 // Config is what a Node needs of the server's configuration.
 type Config struct {
-	ServerID        int
-	Servers         []Peer // empty: a standalone server
-	TickTime        time.Duration
-	SyncLimit       int // ticks a member may go without a leader before it stops serving
-	RaftTimeout     time.Duration
-	LeaderLease     time.Duration // see server.Config.LeaderLease
-	DataDir         string
-	DataLogDir      string
-	LogStore        string // LogStoreWAL (""), or LogStoreBolt; see server.Config.LogStore
+	ServerID    int
+	Servers     []Peer // empty: a standalone server
+	TickTime    time.Duration
+	SyncLimit   int // ticks a member may go without a leader before it stops serving
+	RaftTimeout time.Duration
+	LeaderLease time.Duration // see server.Config.LeaderLease
+	DataDir     string
+	DataLogDir  string
+	LogStore    string // LogStoreWAL (""), or LogStoreBolt; see server.Config.LogStore
+	// Presence, if set, describes this member for the others' view of the
+	// cluster (View): bytes the node carries and does not read.
+	Presence        func() []byte
 	SnapCount       int
 	SnapRetainCount int
 	RaftListener    net.Listener
@@ -285,6 +288,9 @@ type Node struct {
 	touched      map[int64]struct{}    // sessions seen here since the last report to the leader
 	lastHeard    map[int]time.Time     // when each member last reported to this (leading) member
 	applied      map[int]uint64        // the zxid each member last reported applied to this (leading) member
+	presence     map[int][]byte        // each member's last description to this (leading) member (view.go)
+	presenceSent time.Time             // when this member last described itself to a leader
+	presenceTo   int                   // the leader it described itself to
 	present      map[int]bool          // the members in touch with this (leading) member (heardFrom)
 	absent       map[int]bool          // the members this (leading) member logged lost (checkPresent)
 	lostReported time.Time             // when checkPresent last logged which members are still lost
@@ -319,6 +325,7 @@ func New(cfg Config, fsm *raftfsm.FSM, host Host) *Node {
 		touched:         make(map[int64]struct{}),
 		lastHeard:       make(map[int]time.Time),
 		applied:         make(map[int]uint64),
+		presence:        make(map[int][]byte),
 		present:         make(map[int]bool),
 		absent:          make(map[int]bool),
 		peerConns:       make(map[net.Conn]struct{}),

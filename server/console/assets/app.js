@@ -220,42 +220,74 @@ function writeForms(n) {
 
 async function loadSessions() {
   const tbody = document.querySelector("#sessions tbody");
-  let list;
-  try { list = await api("sessions"); } catch (e) { tbody.replaceChildren(el("tr", {}, el("td", { class: "error", colSpan: 4 }, e.message))); return; }
+  let list, consoles;
+  try { [list, consoles] = await Promise.all([api("sessions"), memberConsoles()]); } catch (e) { tbody.replaceChildren(el("tr", {}, el("td", { class: "error", colSpan: 9 }, e.message))); return; }
   const total = list.length;
   const filter = document.getElementById("session-filter").value.trim();
-  if (filter) list = list.filter((s) => s.id.includes(filter) || s.ephemerals.some((p) => p.includes(filter)) || s.watches.some((w) => w.path.includes(filter)));
+  if (filter) list = list.filter((s) => s.id.includes(filter) || (s.client || "").includes(filter) || s.ephemerals.some((p) => p.includes(filter)) || s.watches.some((w) => w.path.includes(filter)));
   document.getElementById("session-count").textContent = filter ? `${list.length} of ${total} sessions` : `${total} sessions`;
   tbody.replaceChildren(...list.map((s) => el("tr", { "data-session": s.id },
     el("td", { class: "mono" }, s.id),
+    el("td", { class: "mono client" }, s.client || (s.member ? "?" : "not connected")),
+    el("td", { class: "member" }, memberLink(s.member, consoles)),
+    el("td", { class: "nowrap" }, s.connectedMsAgo < 0 ? "?" : ago(s.connectedMsAgo)),
+    el("td", { class: "nowrap heard" }, s.heardMsAgo < 0 ? "?" : ago(s.heardMsAgo)),
+    el("td", { class: "nowrap expires" }, s.expiresInMs < 0 ? "?" : seconds(s.expiresInMs)),
     el("td", { class: "nowrap" }, s.timeoutMs / 1000 + " s"),
     el("td", {}, el("ul", { class: "plain mono ephemerals" }, ...s.ephemerals.map((p) => el("li", {}, el("a", { href: "#tree:" + p }, p))))),
     el("td", {}, el("ul", { class: "plain mono watches" }, ...s.watches.map((w) => el("li", {}, `${w.kind} ${w.mode} ${w.path}`)))))));
-  if (list.length === 0) tbody.append(el("tr", {}, el("td", { colSpan: 4, class: "muted" }, "no sessions")));
+  if (list.length === 0) tbody.append(el("tr", {}, el("td", { colSpan: 9, class: "muted" }, "no sessions")));
 }
+
+// memberConsoles maps each member's id to its console's URL, as the
+// cluster view gives them.
+async function memberConsoles() {
+  const c = await api("cluster");
+  state.self = c.self;
+  return new Map(c.members.map((m) => [m.id, m.console]));
+}
+
+// memberLink names a member, linked to its console if it has one and is
+// not this member.
+function memberLink(id, consoles, hash) {
+  if (!id) return el("span", { class: "muted" }, "?");
+  const url = consoles && consoles.get(id);
+  if (!url || id === state.self) return "" + id + (id === state.self ? " (this)" : "");
+  return el("a", { href: url + (hash || "#sessions") }, "" + id);
+}
+
+function seconds(ms) { return (ms / 1000).toFixed(1) + " s"; }
 
 async function loadLocks() {
   const box = document.getElementById("locks");
-  let list;
-  try { list = await api("locks"); } catch (e) { box.replaceChildren(el("p", { class: "error" }, e.message)); return; }
+  let list, consoles;
+  try { [list, consoles] = await Promise.all([api("locks"), memberConsoles()]); } catch (e) { box.replaceChildren(el("p", { class: "error" }, e.message)); return; }
   if (list.length === 0) { box.replaceChildren(el("p", { class: "muted" }, "no lock queue")); return; }
   const now = Date.now();
   box.replaceChildren(...list.map((lq) => {
-    const waiting = lq.nodes.filter((n) => !n.holds).length;
     const leases = lq.recipe === "semaphore leases";
+    const holding = lq.nodes.filter((n) => n.holds).length;
+    const waiting = lq.nodes.length - holding;
     const position = new Map(lq.nodes.map((n, i) => [n.name, i + 1]));
+    const role = (n) => leases ? (n.taking ? "waiting for a lease" : "holds a lease") : n.holds ? "holder" : "waiting";
+    const summary = leases
+      ? `${holding} leases held, ${waiting} taker waiting for one (more takers wait in ${lq.path.replace(/leases$/, "locks")}); the limit is the application's`
+      : `${holding} holding, ${waiting} waiting`;
     return el("div", { class: "lock", "data-path": lq.path },
       el("div", {}, el("a", { class: "mono", href: "#tree:" + lq.path }, lq.path), " ",
         el("span", { class: "badge" }, lq.recipe || "?"), " ",
-        el("span", { class: "muted" }, leases ? `${lq.nodes.length} leases (the limit is the application's)` : `${lq.nodes.length - waiting} holding, ${waiting} waiting`)),
+        el("span", { class: "muted" }, summary)),
       lq.error ? el("p", { class: "error" }, lq.error) : null,
       el("table", { class: "queue" },
-        el("tr", {}, ...["#", "", "node", "session", lq.recipe === "read-write" ? "kind" : null, "waits for", "queued"].filter((h) => h !== null).map((h) => el("th", {}, h))),
+        el("tr", {}, ...["#", "", "node", "data", "session", "client", "member", lq.recipe === "read-write" ? "kind" : null, "waits for", "queued"].filter((h) => h !== null).map((h) => el("th", {}, h))),
         ...lq.nodes.map((n, i) => el("tr", { class: "contender " + (n.holds ? "holder" : "waiter"), "data-name": n.name },
           el("td", { class: "muted" }, i + 1),
-          el("td", {}, el("span", { class: "role" }, leases ? "lease" : n.holds ? "holder" : "waiting")),
+          el("td", {}, el("span", { class: "role" }, role(n))),
           el("td", { class: "mono" }, el("a", { href: "#tree:" + lq.path + "/" + n.name }, n.name)),
+          el("td", { class: "mono data", title: n.data }, n.data),
           el("td", { class: "mono session" }, n.session),
+          el("td", { class: "mono client" }, n.client || "?"),
+          el("td", { class: "member" }, memberLink(n.member, consoles, "#locks")),
           lq.recipe === "read-write" ? el("td", {}, n.write ? "writer" : "reader") : null,
           el("td", { class: "mono", title: n.waits || "" }, n.waits ? "#" + position.get(n.waits) : ""),
           el("td", { class: "muted nowrap" }, ago(now - n.ctime))))));
@@ -289,18 +321,23 @@ function diskRows(d) {
 async function loadCluster() {
   const tbody = document.querySelector("#members tbody");
   let c;
-  try { c = await api("cluster"); } catch (e) { tbody.replaceChildren(el("tr", {}, el("td", { class: "error", colSpan: 7 }, e.message))); return; }
+  try { c = await api("cluster"); } catch (e) { tbody.replaceChildren(el("tr", {}, el("td", { class: "error", colSpan: 8 }, e.message))); return; }
+  state.self = c.self;
+  const known = c.members.every((m) => m.applied >= 0);
   document.getElementById("cluster-note").textContent =
     `This page is served by member ${c.self}. ` +
-    (c.leader === c.self ? "As the leader it knows every member's applied zxid; lag is how many zxids each is behind the leader." : "Only the leader knows the other members' applied zxid: open its console for theirs.");
+    (known ? "Applied zxids and when each member was last heard from are the leader's; lag is how many zxids each is behind the leader."
+      : "The leader could not be asked: the other members' applied zxids are unknown here.");
+  const consoles = new Map(c.members.map((m) => [m.id, m.console]));
   tbody.replaceChildren(...c.members.map((m) => el("tr", { "data-id": m.id },
     el("td", {}, m.id + (m.self ? " (this)" : "")),
     el("td", { class: "role role-" + m.role }, m.role),
     el("td", m.applied < 0 ? { class: "mono applied" } : { class: "mono applied", "data-known": "" }, m.applied < 0 ? "?" : hex(m.applied)),
     el("td", { class: "mono lag" }, m.lag < 0 ? "?" : m.lag),
-    el("td", {}, m.heardMsAgo < 0 ? (m.self ? "-" : "?") : m.heardMsAgo + " ms ago"),
+    el("td", {}, m.heardMsAgo < 0 ? (m.self || m.role === "leader" ? "-" : "?") : m.heardMsAgo + " ms ago"),
     el("td", { class: "mono" }, m.raftAddr || "-"),
-    el("td", { class: "mono" }, m.client || "-"))));
+    el("td", { class: "mono" }, m.client || "-"),
+    el("td", { class: "console" }, m.self ? "(this page)" : m.console ? memberLink(m.id, consoles, "#cluster") : "-"))));
   const h = c.holds;
   document.getElementById("holds").replaceChildren(...[
     ["znodes", h.znodes], ["ephemeral znodes", h.ephemerals], ["data", h.dataBytes + " bytes"],
