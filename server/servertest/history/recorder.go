@@ -1,16 +1,27 @@
-// Package history records what go-zookeeper clients did in a test and
+// Package history records what ZooKeeper clients did in a test and
 // checks it against ZooKeeper's guarantees: that the writes, and the reads
 // made after a sync, are linearizable on each znode (checked with
 // github.com/anishathalye/porcupine), and that each session reads its own
 // writes, sees writes in zxid order, and sees a watch's event before any
 // reply that shows the change which fired it.
 //
-// A Recorder hands out clients (Connect, or Wrap for a *zk.Conn made with
-// Recorder.Option) whose calls are recorded as they are made and answered;
-// Check reads the history and Verify fails a test with a readable report
-// and porcupine's HTML visualisation:
+// A Recorder records clients two ways. It hands out go-zookeeper clients
+// (Connect, or Wrap for a *zk.Conn made with Recorder.Option) whose calls
+// are recorded as they are made and answered. And its Proxy records any
+// client, in any language (a plain *zk.Conn, lockrecipe, Curator, kazoo),
+// that connects through it: it forwards the connections to the servers
+// byte for byte and reads the ZooKeeper protocol as it goes by. Check
+// reads the history and Verify fails a test with a readable report and
+// porcupine's HTML visualisation:
 //
 //	rec := history.New()
+//	hosts := rec.Proxy(t, srv.ConnectString()) // "127.0.0.1:port", for any client
+//	conn, _, err := zk.Connect(strings.Split(hosts, ","), 10*time.Second)
+//	... the test's own code uses conn, or hands hosts to a client of its own ...
+//	rec.Verify(t)
+//
+// or, with a recording go-zookeeper client:
+//
 //	conn, _, err := rec.Connect([]string{srv.ConnectString()}, 10*time.Second)
 //	... the test's own code uses conn as a *zk.Conn ...
 //	rec.Verify(t)
@@ -27,22 +38,28 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
-// Recorder records the calls of the clients it hands out, and their
-// sessions' events, in one history.
+// Recorder records the calls of the clients it hands out, and of those
+// connected through its proxies, and their sessions' events, in one
+// history.
 type Recorder struct {
 	start time.Time
 	seq   atomic.Int64 // orders every call, return and event
 
-	mu      sync.Mutex // guards the fields below
-	ops     []*Op
-	events  []Event
-	clients int
-	empty   bool // AllowEmpty: Verify passes a history with no operation
+	undecoded atomic.Int64 // frames a proxy forwarded but could not decode
+
+	mu       sync.Mutex // guards the fields below
+	ops      []*Op
+	events   []Event
+	clients  int
+	sessions map[int64]int           // the proxies' clients, by session
+	proxied  map[*proxyConn]struct{} // the proxies' open connections
+	empty    bool                    // AllowEmpty: Verify passes a history with no operation
 }
 
 // AllowEmpty lets Verify pass a history with no operation in it, which it
 // otherwise fails: a test whose code used a client the Recorder did not
-// hand out (or wrap) recorded nothing, and nothing checked would pass.
+// hand out (or wrap), and not through its Proxy, recorded nothing, and
+// nothing checked would pass.
 func (r *Recorder) AllowEmpty() {
 	r.mu.Lock()
 	r.empty = true
@@ -144,8 +161,7 @@ func (r *Recorder) Wrap(conn *zk.Conn, client int) *Conn {
 
 func (r *Recorder) newClient() (int, func(*zk.Conn)) {
 	r.mu.Lock()
-	client := r.clients
-	r.clients++
+	client := r.nextClient()
 	r.mu.Unlock()
 	var conn atomic.Pointer[zk.Conn]
 	return client, func(c *zk.Conn) {
@@ -160,11 +176,24 @@ func (r *Recorder) newClient() (int, func(*zk.Conn)) {
 	}
 }
 
+// nextClient numbers a new client; r.mu must be held.
+func (r *Recorder) nextClient() int {
+	client := r.clients
+	r.clients++
+	return client
+}
+
 func (r *Recorder) event(client int, session int64, ev zk.Event) {
 	seq := r.seq.Add(1)
 	r.mu.Lock()
 	r.events = append(r.events, Event{Client: client, Session: session, Seq: seq, At: time.Since(r.start), Event: ev})
 	r.mu.Unlock()
+}
+
+// addLocked appends op to the history, numbering it; r.mu must be held.
+func (r *Recorder) addLocked(op *Op) {
+	op.ID = len(r.ops)
+	r.ops = append(r.ops, op)
 }
 
 // begin records a call.
@@ -173,13 +202,14 @@ func (c *Conn) begin(op *Op) *Op {
 	op.Client, op.Session = c.client, c.SessionID()
 	op.Call, op.CallTime, op.Pending = r.seq.Add(1), time.Since(r.start), true
 	r.mu.Lock()
-	op.ID = len(r.ops)
-	r.ops = append(r.ops, op)
+	r.addLocked(op)
 	r.mu.Unlock()
 	return op
 }
 
-// end records a call's answer; fill sets the op's results.
+// end records a call's answer; fill sets the op's results, if it
+// succeeded (go-zookeeper returns a zero Stat with some errors), or if it
+// is a multi (its ops' own errors).
 func (c *Conn) end(op *Op, err error, fill func()) {
 	r := c.rec
 	seq, at, session := r.seq.Add(1), time.Since(r.start), c.SessionID()
@@ -190,7 +220,7 @@ func (c *Conn) end(op *Op, err error, fill func()) {
 	}
 	op.Return, op.ReturnTime, op.Session, op.Pending = seq, at, session, false
 	op.Err, op.Outcome = err, outcome(err)
-	if fill != nil {
+	if fill != nil && (err == nil || op.Kind == "multi") {
 		fill()
 	}
 }
@@ -341,7 +371,7 @@ func (c *Conn) Multi(ops ...any) ([]zk.MultiResponse, error) {
 	c.end(op, err, func() {
 		if len(res) == len(op.Sub) {
 			for i, r := range res {
-				op.Sub[i].Created, op.Sub[i].Stat, op.Sub[i].Err = r.String, r.Stat, r.Error
+				op.Sub[i].Created, op.Sub[i].Stat, op.Sub[i].Err, op.Sub[i].Outcome = r.String, r.Stat, r.Error, outcome(r.Error)
 			}
 		}
 	})
@@ -349,8 +379,9 @@ func (c *Conn) Multi(ops ...any) ([]zk.MultiResponse, error) {
 }
 
 // Ops returns a copy of the history's operations, in the order they were
-// called (pending ones included).
+// called (pending ones included), with every reply a Proxy has forwarded.
 func (r *Recorder) Ops() []Op {
+	r.flush()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	out := make([]Op, len(r.ops))
@@ -365,8 +396,10 @@ func (r *Recorder) Ops() []Op {
 	return out
 }
 
-// Events returns a copy of the events the clients received, in order.
+// Events returns a copy of the events the clients received, in order,
+// with every notification a Proxy has forwarded.
 func (r *Recorder) Events() []Event {
+	r.flush()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]Event(nil), r.events...)
