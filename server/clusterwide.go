@@ -118,7 +118,10 @@ func addDescribed(byID map[int64]*SessionStatus, member int, d description, at t
 	}
 	for _, c := range d.Conns {
 		st := get(c.Session)
-		st.Member, st.Client, st.Connected = member, c.Client, time.UnixMilli(c.Since)
+		if since := time.UnixMilli(c.Since); st.Member != 0 && st.Connected.After(since) {
+			continue // its client moved: the newer connection is where it is
+		}
+		st.Member, st.Client, st.Connected, st.Heard = member, c.Client, time.UnixMilli(c.Since), time.Time{}
 		if c.Heard > 0 {
 			st.Heard = time.UnixMilli(c.Heard)
 		}
@@ -167,10 +170,14 @@ func (s *Server) ClusterWide(wait time.Duration) ClusterView {
 		}
 	}
 	byID := map[int64]*SessionStatus{}
+	stale := max(5*time.Second, 3*s.cfg.TickTime) // a member silent this long is taken for gone, its clients with it
 	for _, m := range view {
 		var d description
 		if len(m.Presence) > 0 && json.Unmarshal(m.Presence, &d) != nil {
 			continue
+		}
+		if m.ID != v.Leader && now.Sub(m.Heard) > stale {
+			d.Conns = nil
 		}
 		i := slices.IndexFunc(v.Members, func(ms MemberStatus) bool { return ms.ID == m.ID })
 		if i < 0 {
