@@ -35,13 +35,17 @@ const VoteFile = "raft-vote"
 // log remains) is lost: the member must then take no part in an election
 // until it knows no term it may have voted in can come again (VoteLost).
 //
-// Raft records a vote as two values, the term (LastVoteTerm) and the
-// candidate (LastVoteCand), set one after the other before the vote is
-// sent. The first of the two is held in memory and written, with the
-// other, by the second: one sync per vote instead of two, and a crash
-// between them leaves the vote before, which was true, rather than half of
-// the new one (TestVoteRecord_RaftWritesAVoteWhole holds hashicorp/raft to
-// setting both).
+// Raft records a vote as two values set one after the other before the
+// vote is sent: the term (LastVoteTerm), then the candidate (LastVoteCand).
+// The term is held in memory and written by the next write, the
+// candidate's: one sync per vote instead of two. A crash before that write
+// leaves the vote before, which was true. A write of another value in
+// between (the high-water mark, from another goroutine) writes the new
+// term with the old candidate; a member that crashes then finds itself
+// voted for the old candidate in a term in which it voted for no one yet
+// (the vote goes out only after the candidate's write), and may grant that
+// one vote in the term, and no other. TestVoteRecord_RaftWritesAVoteWhole
+// holds hashicorp/raft to this order.
 //
 // The log store's own stable store (raft-wal's metadata, raft-boltdb's file)
 // is kept in step as well as it can be, so that an older zkraft started on
@@ -94,9 +98,9 @@ type VoteRecord struct {
 	f    *os.File
 	seq  uint64
 	vals map[string][]byte
-	// halfVote is the half of a vote set and not yet written (its key),
-	// "" if none.
-	halfVote string
+	// termPending: a vote's term (LastVoteTerm) is set and not yet
+	// written.
+	termPending bool
 
 	mirrorMu  sync.Mutex        // guards mirrorDue, mirroring
 	mirrorDue map[string][]byte // Raft's values changed since the mirror took them
@@ -306,15 +310,14 @@ func (r *VoteRecord) Set(key, val []byte) error {
 	return nil
 }
 
-// set changes one value and writes the record, unless it is the first half
-// of a vote (see the type's comment).
+// set changes one value and writes the record, unless it is a vote's term
+// (see the type's comment).
 func (r *VoteRecord) set(key, val []byte) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	vote := voteHalf(key)
-	if vote != "" && r.halfVote == "" {
+	if bytes.Equal(key, raftStableKeys[1]) {
 		r.vals[string(key)] = slices.Clone(val)
-		r.halfVote = vote
+		r.termPending = true
 		return nil
 	}
 	old, had := r.vals[string(key)]
@@ -327,16 +330,8 @@ func (r *VoteRecord) set(key, val []byte) error {
 		}
 		return err
 	}
-	r.halfVote = ""
+	r.termPending = false
 	return nil
-}
-
-// voteHalf returns key if it is one of the two values of a vote, else "".
-func voteHalf(key []byte) string {
-	if bytes.Equal(key, raftStableKeys[1]) || bytes.Equal(key, raftStableKeys[2]) {
-		return string(key)
-	}
-	return ""
 }
 
 // mirrorLater has the mirror take Raft's key at val, off the caller's
@@ -503,16 +498,16 @@ func (r *VoteRecord) LowerMark(lo uint64, del func() error) error {
 	return del()
 }
 
-// Close writes a half-set vote, waits for the mirror to take every value,
-// and closes the file. The mirror's store must still be open.
+// Close writes a vote's term still held, waits for the mirror to take
+// every value, and closes the file. The mirror's store must still be open.
 func (r *VoteRecord) Close() error {
 	r.mirrorWG.Wait()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var err error
-	if r.halfVote != "" {
+	if r.termPending {
 		err = r.writeLocked()
-		r.halfVote = ""
+		r.termPending = false
 	}
 	if cerr := r.f.Close(); err == nil {
 		err = cerr
