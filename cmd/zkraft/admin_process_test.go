@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -41,14 +42,25 @@ func TestProcess_AdminListener(t *testing.T) {
 	waitExit(t, cmd, 10*time.Second, "zkraft")
 }
 
+// startWithin bounds how long a process may take to log what waitForLog
+// waits for: a durable one that restarts reads its 64 MiB log segment
+// whole, which under the race detector beside a CPU hog took 5 to 8 s.
+const startWithin = 30 * time.Second
+
 // waitForLog returns the first submatch of re in the log r, and keeps
 // draining r.
+
 func waitForLog(t *testing.T, r io.Reader, re *regexp.Regexp) string {
 	t.Helper()
 	found := make(chan string, 1)
+	var mu sync.Mutex
+	var seen []string // the lines read, for a failure's message
 	go func() {
 		sc := bufio.NewScanner(r)
 		for sc.Scan() {
+			mu.Lock()
+			seen = append(seen, sc.Text())
+			mu.Unlock()
 			if m := re.FindStringSubmatch(sc.Text()); m != nil {
 				found <- m[1]
 				break
@@ -59,8 +71,10 @@ func waitForLog(t *testing.T, r io.Reader, re *regexp.Regexp) string {
 	select {
 	case s := <-found:
 		return s
-	case <-time.After(10 * time.Second):
-		t.Fatalf("zkraft did not log %s within 10s", re)
+	case <-time.After(startWithin):
+		mu.Lock()
+		defer mu.Unlock()
+		t.Fatalf("zkraft did not log %s within %v; it logged:\n%s", re, startWithin, strings.Join(seen, "\n"))
 		return ""
 	}
 }

@@ -164,3 +164,22 @@ func flip(buf []byte, at, n int64) {
 		buf[i] ^= 0x5a
 	}
 }
+
+// TestDataEnd: the end of the last non-zero byte, wherever it falls in the
+// blocks the zeros are skipped by.
+func TestDataEnd(t *testing.T) {
+	for _, size := range []int{0, 1, 4095, 4096, 4097, 3*4096 + 17} {
+		for _, last := range []int{-1, 0, 1, 4095, 4096, 4097, size - 1} {
+			if last >= size {
+				continue
+			}
+			buf := make([]byte, size)
+			want := int64(0)
+			if last >= 0 {
+				buf[last] = 0x5a
+				want = int64(last + 1)
+			}
+			assert.Equal(t, want, dataEnd(buf), "size %d, last non-zero byte at %d", size, last)
+		}
+	}
+}
