@@ -208,7 +208,7 @@ func (f *checkingFiler) RecoverTail(info types.SegmentInfo) (types.SegmentWriter
 			if err != nil {
 				return tailScan{}, err
 			}
-			return scanTail(file, st.Size(), info.BaseIndex, f.limit)
+			return scanTailFile(file, st.Size(), info.BaseIndex, f.limit)
 		}()
 		if err != nil { // a segment that cannot be read is damaged
 			scan = tailScan{damaged: true, why: "the segment cannot be read: " + err.Error()}

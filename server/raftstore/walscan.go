@@ -75,11 +75,18 @@ type tailScan struct {
 // scanTail reads the segment file f of size bytes, whose first entry has
 // index base and whose preallocated size is limit.
 func scanTail(f io.ReaderAt, size int64, base uint64, limit int64) (tailScan, error) {
-	s := tailScan{size: size, short: size < limit}
 	buf := make([]byte, size)
 	if n, err := f.ReadAt(buf, 0); err != nil && !(errors.Is(err, io.EOF) && int64(n) == size) {
-		return s, fmt.Errorf("read segment: %w", err)
+		return tailScan{size: size, short: size < limit}, fmt.Errorf("read segment: %w", err)
 	}
+	return scanTailBytes(buf, base, limit), nil
+}
+
+// scanTailBytes is scanTail of the segment's bytes, buf; it keeps no
+// reference to them.
+func scanTailBytes(buf []byte, base uint64, limit int64) tailScan {
+	size := int64(len(buf))
+	s := tailScan{size: size, short: size < limit}
 	s.dataEnd = dataEnd(buf)
 	s.goodEnd, s.goodEntries = goodBatches(buf)
 	if s.goodEnd > 0 && binary.LittleEndian.Uint64(buf[8:16]) != base {
@@ -92,19 +99,19 @@ func scanTail(f io.ReaderAt, size int64, base uint64, limit int64) (tailScan, er
 	cut := s.short && size-s.dataEnd < sectorLen && size > 0
 	switch {
 	case s.dataEnd <= s.goodEnd && !cut:
-		return s, nil
+		return s
 	case s.goodEnd == 0 && s.dataEnd <= segHeaderLen && !cut:
 		// A header alone: it is written with the first batch, which a
 		// crash cut short.
 		s.damaged, s.torn, s.why = true, true, "the first batch was cut short"
-		return s, nil
+		return s
 	}
 	s.damaged = true
 	s.torn, s.why, s.lastIntact = judgeDamage(buf, max(s.goodEnd, segHeaderLen), s.dataEnd, base)
 	if cut {
 		s.torn, s.why = false, "the file is shorter than it was made, and its log runs to its end"
 	}
-	return s, nil
+	return s
 }
 
 // dataEnd returns the end of buf's last non-zero byte. A segment is most
