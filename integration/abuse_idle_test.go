@@ -3,6 +3,7 @@ package integration
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -18,7 +19,10 @@ import (
 // buffer; outgoingBuffers empties); zkraft keeps no more than a small
 // buffer each way per connection either.
 func TestLimits_IdleConnectionsKeepNoLargeBuffers(t *testing.T) {
-	srv := servertest.NewServer(t, quiet)
+	// Sessions of up to 20 s: the sessions wait their turn without a ping,
+	// which under the race detector on a busy machine took longer than the
+	// 2 s servertest's tick allows, and they expired.
+	srv := servertest.NewServer(t, quiet, servertest.WithTickTime(time.Second))
 	addr := srv.ConnectString()
 	healthy := startHealthyClient(t, addr)
 	owner := mustRawSession(t, addr)
