@@ -34,6 +34,9 @@ type Source interface {
 	// Cluster returns the members and the sessions' whereabouts, as the
 	// leader sees them if it can be asked (server.Server.ClusterWide).
 	Cluster() server.ClusterView
+	// Local returns the members as this member sees them, without asking
+	// the leader (server.Server.Cluster): for this member's own figures.
+	Local() server.ClusterView
 	// Observe calls fn with each change applied from now on until stop is
 	// called; fn must not block (server.Server.Observe).
 	Observe(fn func(server.Change)) (stop func())
@@ -61,6 +64,7 @@ func (s serverSource) SuperDigest() string         { return s.Config().SuperDige
 const askLeaderFor = time.Second
 
 func (s serverSource) Cluster() server.ClusterView { return s.ClusterWide(askLeaderFor) }
+func (s serverSource) Local() server.ClusterView   { return s.Server.Cluster() }
 
 // Options configure a console. The zero value is a read-only console that
 // reads as an unauthenticated client.
@@ -161,7 +165,7 @@ func readIDs(auth []Auth, superDigest string) []wire.Id {
 
 // info tells the page how the console is configured.
 func (c *Console) info(w http.ResponseWriter, r *http.Request) {
-	v := c.src.Cluster()
+	v := c.src.Local()
 	users := []string{}
 	for _, a := range c.opts.Auth {
 		user, _, _ := strings.Cut(a.Credential, ":")

@@ -212,7 +212,7 @@ func (l *watchLook) due() <-chan time.Time {
 
 // zxid is the last zxid applied on this member.
 func (c *Console) zxid() int64 {
-	v := c.src.Cluster()
+	v := c.src.Local()
 	for _, m := range v.Members {
 		if m.ID == v.Self {
 			return m.Applied
